@@ -1,0 +1,40 @@
+"""Typed errors. They become one-line messages only at the CLI.
+
+    ScorerError
+    ├── ConfigError        bad score config, prompt file or option
+    ├── CredentialsError   a missing/rejected key; names the env var to check
+    ├── SourceError        a session could not be found or read
+    │   └── EmptySessionError
+    ├── JudgeError         the judge API failed for good (after retries)
+    └── SinkError          a store / Langfuse write failed
+"""
+
+from __future__ import annotations
+
+
+class ScorerError(Exception):
+    """Base class: anything the user can fix or should be told about in one line."""
+
+
+class ConfigError(ScorerError):
+    pass
+
+
+class CredentialsError(ScorerError):
+    pass
+
+
+class SourceError(ScorerError):
+    pass
+
+
+class EmptySessionError(SourceError):
+    pass
+
+
+class JudgeError(ScorerError):
+    pass
+
+
+class SinkError(ScorerError):
+    pass

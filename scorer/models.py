@@ -1,0 +1,262 @@
+"""The contracts between stages: sources produce a `Session`, prepare turns it into
+`Chunk`s, a judge turns chunks into a `Scorecard`, sinks store scorecards.
+
+Every model here is plain data (pydantic); no I/O happens in this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SourceKind(StrEnum):
+    """Where a session was read from."""
+
+    CLAUDE_CODE = "claude-code"
+    STREAM_JSON = "stream-json"
+    LANGFUSE = "langfuse"
+    TMUX = "tmux"
+
+
+class EventKind(StrEnum):
+    """What one numbered event in a session is."""
+
+    PROMPT = "prompt"
+    """A real human prompt (or the task given to a headless run)."""
+    ASSISTANT = "assistant"
+    """Text the agent wrote."""
+    THINKING = "thinking"
+    """Condensed extended-thinking text."""
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    COMPACTION = "compaction"
+    """The context was compacted (boundary, with the summary text when present)."""
+    API_ERROR = "api_error"
+    INTERRUPTION = "interruption"
+    """The user interrupted the agent."""
+    SUBAGENT = "subagent"
+    """A subagent run; its own events are in `Event.children`."""
+    RESULT = "result"
+    """Final result line of a headless (stream-json) run."""
+    META = "meta"
+    """Injected context: slash-command expansions, hook output, skill bodies."""
+    NOTIFICATION = "notification"
+    """Async task / background-shell completion notice."""
+    COMMAND = "command"
+    """Slash-command or shell echo typed by the user in the UI."""
+    TERMINAL = "terminal"
+    """A block of terminal output (tmux source)."""
+    SYSTEM = "system"
+    """Anything else worth showing (e.g. git/resource evidence for live sessions)."""
+
+
+class TokenUsage(BaseModel):
+    """Token counts; `input_tokens` excludes cache reads and writes (Anthropic semantics)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Everything that was sent as prompt: fresh input + cache reads + cache writes."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def cache_hit_ratio(self) -> float | None:
+        """Share of the prompt served from cache, or None when nothing was sent."""
+        total = self.prompt_tokens
+        return self.cache_read_tokens / total if total else None
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+class Event(BaseModel):
+    """One numbered thing that happened in a session.
+
+    `index` is unique across the whole session, subagent events included, and is what
+    judges cite as evidence (`#17`).
+    """
+
+    index: int
+    """Stable 1-based number, assigned in timeline order (depth-first through subagents)."""
+    kind: EventKind
+    timestamp: datetime | None = None
+    text: str = ""
+    """Prompt/assistant/thinking text, tool output, error message, terminal text."""
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+    """For TOOL_CALL its id; for TOOL_RESULT the id of the call it answers."""
+    tool_input: dict[str, Any] | None = None
+    is_error: bool = False
+    """Tool failed (detected from flags or output text), or an error event."""
+    exit_code: int | None = None
+    model: str | None = None
+    agent_id: str | None = None
+    """For SUBAGENT events: the subagent's id."""
+    children: list[Event] = Field(default_factory=list)
+    """For SUBAGENT events: the subagent's own events."""
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Source-specific details (compaction trigger/preTokens, API error status, ...)."""
+
+
+class Session(BaseModel):
+    """A source-agnostic coding-agent session."""
+
+    session_id: str
+    source: SourceKind
+    origin: str | None = None
+    """Where it was read from: file path, URL or tmux target."""
+    title: str | None = None
+    project: str | None = None
+    cwd: str | None = None
+    git_branches: list[str] = Field(default_factory=list)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    models: list[str] = Field(default_factory=list)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    """Totals over the main agent and its subagents (deduplicated by message id)."""
+    cost_usd: float | None = None
+    """Cost as reported by the source, if any."""
+    task: str | None = None
+    """Explicit task statement (e.g. `--prompt`); otherwise the first real prompt is used."""
+    events: list[Event] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Source-specific context (num_turns, duration_ms, git progress, resources...)."""
+
+    def iter_events(self) -> Iterator[tuple[int, Event]]:
+        """All events depth-first as `(depth, event)`, subagent children included."""
+
+        def walk(events: list[Event], depth: int) -> Iterator[tuple[int, Event]]:
+            for event in events:
+                yield depth, event
+                if event.children:
+                    yield from walk(event.children, depth + 1)
+
+        yield from walk(self.events, 0)
+
+    @property
+    def n_events(self) -> int:
+        return sum(1 for _ in self.iter_events())
+
+    @property
+    def task_text(self) -> str | None:
+        """The task context: explicit task, else the first real human prompt."""
+        if self.task:
+            return self.task
+        return next((e.text for e in self.events if e.kind == EventKind.PROMPT), None)
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at and self.ended_at:
+            return (self.ended_at - self.started_at).total_seconds()
+        return None
+
+
+class Chunk(BaseModel):
+    """A slice of the rendered timeline that fits the judge's token budget."""
+
+    index: int
+    """0-based position of the chunk."""
+    text: str
+    """Task context header + the rendered events of this chunk."""
+    event_indices: list[int]
+    """Event numbers rendered in this chunk (overlap events included), in order."""
+    overlap: int = 0
+    """How many of the leading events repeat the end of the previous chunk."""
+    tokens: int
+    """Estimated Claude tokens (tiktoken count x safety factor)."""
+    truncated_events: list[int] = Field(default_factory=list)
+    """Events cut because a single event exceeded the budget (marked in the text)."""
+
+
+class EvidenceRef(BaseModel):
+    """A pointer from a score to an event of the rendered timeline."""
+
+    event: int
+    quote: str = ""
+    valid: bool = True
+    """False when the judge cited an event number that was never rendered."""
+
+
+class DimensionScore(BaseModel):
+    """One scored dimension (or the computed overall)."""
+
+    name: str
+    value: float
+    """NUMERIC: the score on the dimension's scale; CATEGORICAL: the category's value."""
+    label: str | None = None
+    """CATEGORICAL: the category label (e.g. `complete`)."""
+    normalized: float
+    """Value mapped to 0..1, which is what the weighted overall uses."""
+    rationale: str = ""
+    evidence: list[EvidenceRef] = Field(default_factory=list)
+
+
+class JudgeUsage(BaseModel):
+    """What judging a session cost."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    requests: int = 0
+
+    def add(self, other: JudgeUsage) -> JudgeUsage:
+        return JudgeUsage(
+            **{k: getattr(self, k) + getattr(other, k) for k in JudgeUsage.model_fields}
+        )
+
+
+Recommendation = Literal["continue", "retry", "escalate", "complete"]
+JudgeKind = Literal["llm", "heuristic"]
+
+
+class Scorecard(BaseModel):
+    """The result of judging one session: seven scores, or `unscored` with a reason."""
+
+    session_id: str
+    source: str
+    status: Literal["scored", "unscored"] = "scored"
+    unscored_reason: str | None = None
+    raw_reply: str | None = None
+    """The judge's raw reply, kept when it could not be parsed."""
+    judge: JudgeKind
+    model: str | None = None
+    prompt_version: str
+    prompt_hash: str
+    rubric_version: str
+    rubric_hash: str
+    package_version: str
+    scores: dict[str, DimensionScore] = Field(default_factory=dict)
+    """Six dimensions plus `overall_quality`, keyed by name."""
+    recommendation: Recommendation | None = None
+    accomplishments: list[str] = Field(default_factory=list)
+    failures: list[str] = Field(default_factory=list)
+    summary: str = ""
+    n_chunks: int = 0
+    unknown_refs: list[int] = Field(default_factory=list)
+    """Event numbers the judge cited that do not exist in the rendered timeline."""
+    usage: JudgeUsage = Field(default_factory=JudgeUsage)
+    cost_usd: float = 0.0
+    created_at: datetime
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    model_config = ConfigDict(ser_json_timedelta="float")
+
+    @property
+    def overall(self) -> float | None:
+        score = self.scores.get("overall_quality")
+        return score.value if score else None

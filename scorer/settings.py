@@ -1,0 +1,55 @@
+"""Configuration from the environment: standard SDK names first, our own with `SCORER_`."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import platformdirs
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
+class Settings(BaseSettings):
+    """Everything read from env vars (and a `.env` file in the working directory)."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+    anthropic_api_key: str | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_base_url: str | None = Field(default=None, validation_alias="ANTHROPIC_BASE_URL")
+    langfuse_public_key: str | None = Field(default=None, validation_alias="LANGFUSE_PUBLIC_KEY")
+    langfuse_secret_key: str | None = Field(default=None, validation_alias="LANGFUSE_SECRET_KEY")
+    langfuse_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("LANGFUSE_BASE_URL", "LANGFUSE_HOST")
+    )
+
+    home: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("session-scorer")),
+        validation_alias="SCORER_HOME",
+    )
+    """Where the SQLite store and caches live."""
+    claude_projects: Path = Field(
+        default_factory=lambda: Path.home() / ".claude" / "projects",
+        validation_alias="SCORER_CLAUDE_PROJECTS",
+    )
+    model: str = Field(default=DEFAULT_MODEL, validation_alias="SCORER_MODEL")
+    chunk_budget: int = Field(default=70_000, validation_alias="SCORER_CHUNK_BUDGET")
+    chunk_overlap: int = Field(default=4, validation_alias="SCORER_CHUNK_OVERLAP")
+    token_safety_factor: float = Field(default=1.25, validation_alias="SCORER_TOKEN_SAFETY")
+    debug: bool = Field(default=False, validation_alias="SCORER_DEBUG")
+
+    @property
+    def langfuse_configured(self) -> bool:
+        return bool(self.langfuse_public_key and self.langfuse_secret_key)
+
+    @property
+    def store_path(self) -> Path:
+        return self.home / "scores.sqlite3"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (tests clear the cache with `get_settings.cache_clear()`)."""
+    return Settings()

@@ -1,0 +1,67 @@
+"""Shared fixtures: a clean environment per test, and the real data folder beside the repo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scorer.settings import get_settings
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
+CC_PROJECTS = SHARED_DATA / "claude-code-projects"
+TERMINAL_BENCH = SHARED_DATA / "terminal-bench" / "claude_code_coder"
+SPOTTER = CC_PROJECTS / "-home-USER-projects-spotter"
+BIG_SESSION = SPOTTER / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+_ENV_VARS = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+    "LANGFUSE_PUBLIC_KEY",
+    "LANGFUSE_SECRET_KEY",
+    "LANGFUSE_BASE_URL",
+    "LANGFUSE_HOST",
+    "SCORER_HOME",
+    "SCORER_CLAUDE_PROJECTS",
+    "SCORER_MODEL",
+    "SCORER_DEBUG",
+]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch, tmp_path):
+    """No real keys, state under a tmp dir, fresh settings for every test."""
+    for var in _ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    home = tmp_path / "scorer-home"
+    monkeypatch.setenv("SCORER_HOME", str(home))
+    monkeypatch.setenv("SCORER_CLAUDE_PROJECTS", str(tmp_path / "no-projects"))
+    monkeypatch.chdir(tmp_path)  # so no stray .env is read
+    get_settings.cache_clear()
+    yield home
+    get_settings.cache_clear()
+
+
+def require(path: Path) -> Path:
+    """Skip the test when a real-data path is absent (CI has ../shared/data beside the repo)."""
+    if not path.exists():
+        pytest.skip(f"real data not available: {path}")
+    return path
+
+
+@pytest.fixture
+def cc_projects() -> Path:
+    return require(CC_PROJECTS)
+
+
+@pytest.fixture
+def terminal_bench() -> Path:
+    return require(TERMINAL_BENCH)
+
+
+@pytest.fixture
+def big_session() -> Path:
+    return require(BIG_SESSION)
