@@ -1,0 +1,42 @@
+"""The pure middle of the pipeline: render a session, compute signals, chunk for the judge."""
+
+from scorer.prepare.chunk import chunk_events, chunk_session
+from scorer.prepare.render import (
+    DEFAULT_MAX_OUTPUT_CHARS,
+    RenderedEvent,
+    cut_middle,
+    render_events,
+    render_header,
+    render_timeline,
+    tool_call_line,
+)
+from scorer.prepare.signals import (
+    RepeatedFailure,
+    Signals,
+    TestRun,
+    claims_success,
+    compute_signals,
+    looks_like_test_command,
+    parse_test_output,
+)
+from scorer.prepare.tokens import TokenCounter
+
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_CHARS",
+    "RenderedEvent",
+    "RepeatedFailure",
+    "Signals",
+    "TestRun",
+    "TokenCounter",
+    "chunk_events",
+    "chunk_session",
+    "claims_success",
+    "compute_signals",
+    "cut_middle",
+    "looks_like_test_command",
+    "parse_test_output",
+    "render_events",
+    "render_header",
+    "render_timeline",
+    "tool_call_line",
+]

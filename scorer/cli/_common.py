@@ -1,0 +1,78 @@
+"""What every command shares: error → one red line + exit code, consoles, .env loading.
+
+Exit codes (documented in the README):
+    0  scored (or the command succeeded)
+    1  error (bad input, missing credentials, API failure) — one line on stderr
+    2  usage error (typer/click)
+    3  the judge could not score the session (unscored; reason printed)
+    4  escalation: overall below `--escalate-below`
+  130  interrupted (Ctrl-C)
+Set SCORER_DEBUG=1 to re-raise with the traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from scorer.errors import ScorerError
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_UNSCORED = 3
+EXIT_ESCALATE = 4
+EXIT_INTERRUPTED = 130
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _debug() -> bool:
+    return os.environ.get("SCORER_DEBUG", "").lower() in {"1", "true", "yes"}
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
+    """Print one red line on stderr and return the Exit to raise."""
+    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    return typer.Exit(code)
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or exc.__class__.__name__
+    return " ".join(text.split())
+
+
+def handle_errors(fn: F) -> F:
+    """Turn our typed errors (and a few OS errors) into one line + exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except (ScorerError, OSError, UnicodeDecodeError) as exc:
+            if _debug():
+                raise
+            raise fail(one_line(exc)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def print_json(payload: Any) -> None:
+    """Machine output: exactly one JSON document on stdout."""
+    import json
+
+    sys.stdout.write(json.dumps(payload, default=str, ensure_ascii=False) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,185 @@
+"""`score-backfill`: score every finished session in a time window (resumable).
+
+Run the same command again to resume; see `scorer.jobs.backfill` for the guarantees.
+Progress and the summary table go to stderr; `--json` prints the summary on stdout.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
+from scorer.errors import ConfigError
+from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
+from scorer.jobs.discovery import parse_shard
+
+
+class BackfillSource(StrEnum):
+    claude_code = "claude-code"
+    langfuse = "langfuse"
+
+
+class BackfillJudge(StrEnum):
+    llm = "llm"
+    heuristic = "heuristic"
+
+
+def parse_when(value: str | None, flag: str) -> datetime | None:
+    """ISO date or datetime → aware UTC datetime (naive values are taken as UTC)."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"{flag} must be an ISO date or datetime, got {value!r}") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def render_summary(summary: BackfillSummary) -> None:
+    """The human summary on stderr."""
+    s = summary
+    if s.dry_run:
+        err.print(
+            f"[bold]dry run[/] {s.selected} sessions (of {s.discovered} found, {s.active} active): "
+            f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
+            f"~${s.estimated_cost_usd:.4f}"
+        )
+    else:
+        err.print(
+            f"[bold]backfill {s.run_key}[/]: {s.scored} scored, {s.skipped} skipped, "
+            f"{s.unscored} unscored, {s.failed} failed, {s.not_started} not started "
+            f"(of {s.selected} selected, {s.discovered} found, {s.active} active) — "
+            f"{s.input_tokens:,} in / {s.output_tokens:,} out tokens, ${s.cost_usd:.4f}, "
+            f"{s.wall_seconds:.1f}s"
+        )
+    for f in s.failures:
+        err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
+    if s.escalated or s.calibration:
+        err.print(
+            f"  queued for review: {len(s.escalated)} escalated, {len(s.calibration)} calibration"
+        )
+
+
+@handle_errors
+def backfill_command(
+    start: Annotated[
+        str | None, typer.Option("--from", help="Window start (ISO date/time, UTC).")
+    ] = None,
+    end: Annotated[
+        str | None, typer.Option("--to", help="Window end, exclusive (default: now).")
+    ] = None,
+    source: Annotated[
+        BackfillSource, typer.Option(help="Where to find sessions.")
+    ] = BackfillSource.claude_code,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Langfuse: trace tag (repeatable, all must match)."),
+    ] = None,
+    environment: Annotated[str | None, typer.Option(help="Langfuse: environment.")] = None,
+    user: Annotated[str | None, typer.Option(help="Langfuse: user id.")] = None,
+    project: Annotated[
+        str | None, typer.Option(help="Local: project folder name contains this.")
+    ] = None,
+    sample: Annotated[
+        int | None, typer.Option(help="Score N sessions picked at random (--seed).")
+    ] = None,
+    fraction: Annotated[
+        float | None, typer.Option(help="Score this fraction (0..1] at random.")
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(help="Seed for --sample/--fraction/--calibration-sample.")
+    ] = 0,
+    limit: Annotated[int | None, typer.Option(help="At most N sessions.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Worker threads.")] = 4,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Stop starting sessions beyond this USD.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Estimate tokens and $; spend nothing.")
+    ] = False,
+    rescore: Annotated[
+        bool, typer.Option("--rescore", help="Score again what is already scored.")
+    ] = False,
+    judge: Annotated[BackfillJudge, typer.Option(help="llm or heuristic.")] = BackfillJudge.llm,
+    model: Annotated[str | None, typer.Option(help="Judge model (default: SCORER_MODEL).")] = None,
+    projects_root: Annotated[
+        Path | None,
+        typer.Option(envvar="SCORER_CLAUDE_PROJECTS", help="Claude Code projects root."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
+    shard: Annotated[
+        str | None, typer.Option(help="Only shard i of N (i/N), by session-id hash.")
+    ] = None,
+    batch_api: Annotated[
+        bool, typer.Option("--batch-api", help="Use Message Batches (-50%).")
+    ] = False,
+    escalate_below: Annotated[
+        float | None, typer.Option(help="Queue sessions with overall below this (0..1) for review.")
+    ] = None,
+    calibration_sample: Annotated[
+        int, typer.Option(help="Also queue N random scored sessions.")
+    ] = 0,
+    queue: Annotated[
+        str, typer.Option(help="Langfuse annotation queue name.")
+    ] = "session-scorer-review",
+    idle_minutes: Annotated[
+        float, typer.Option(help="Skip sessions active within this many minutes.")
+    ] = 30.0,
+    push: Annotated[
+        bool | None, typer.Option(help="Write scores to Langfuse (default: for --source langfuse).")
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
+) -> None:
+    """Score every finished session in a window; re-run the same command to resume."""
+    opts = BackfillOptions(
+        source=source.value,
+        start=parse_when(start, "--from"),
+        end=parse_when(end, "--to"),
+        tags=tag or [],
+        environment=environment,
+        user=user,
+        project=project,
+        sample=sample,
+        fraction=fraction,
+        seed=seed,
+        limit=limit,
+        concurrency=concurrency,
+        max_cost=max_cost,
+        dry_run=dry_run,
+        rescore=rescore,
+        judge=judge.value,
+        model=model,
+        projects_root=projects_root,
+        shard=parse_shard(shard),
+        batch_api=batch_api,
+        escalate_below=escalate_below,
+        calibration_sample=calibration_sample,
+        queue=queue,
+        idle_minutes=idle_minutes,
+        push=push,
+    )
+    if batch_api and judge == BackfillJudge.heuristic:
+        raise ConfigError("--batch-api needs --judge llm")
+    summary = run_backfill(opts, progress=progress and not as_json)
+    if as_json:
+        print_json(summary.model_dump(mode="json"))
+    else:
+        render_summary(summary)
+    if summary.failed and not (summary.scored or summary.skipped):
+        raise typer.Exit(EXIT_ERROR)
+
+
+def main() -> None:
+    """Console-script entry point for `score-backfill`."""
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    app.command(help=backfill_command.__doc__)(backfill_command)
+    app()
+
+
+if __name__ == "__main__":
+    main()

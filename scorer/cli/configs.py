@@ -1,0 +1,49 @@
+"""`scorer configs …`: keep Langfuse score configs in step with `score_configs/`."""
+
+from __future__ import annotations
+
+import typer
+
+from scorer.cli._common import handle_errors, out, print_json
+from scorer.sinks.langfuse import SyncReport, sync_configs
+
+app = typer.Typer(
+    help="Manage the Langfuse score configs (score configs as code).", no_args_is_help=True
+)
+
+
+def _render(report: SyncReport) -> None:
+    prefix = "would " if report.dry_run else ""
+    out.print(f"Langfuse score configs at {report.host}")
+    for name in report.created:
+        out.print(f"  [green]{prefix}create[/]  {name}")
+    for name, fields in report.updated.items():
+        out.print(f"  [yellow]{prefix}update[/]  {name} ({', '.join(fields)} drifted)")
+    for name in report.unarchived:
+        out.print(f"  [yellow]{prefix}unarchive[/] {name}")
+    for name in report.unchanged:
+        out.print(f"  [dim]ok[/]      {name}")
+    for name, why in report.conflicts.items():
+        out.print(f"  [red]conflict[/] {name}: {why}")
+    for name in report.extra:
+        done = " (archived)" if name in report.archived else ""
+        out.print(f"  [dim]extra[/]   {name}: not in the repo{done}")
+
+
+@app.command()
+@handle_errors
+def sync(
+    archive_extra: bool = typer.Option(
+        False, "--archive-extra", help="Archive server configs the repo does not define."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would change."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Create or update the seven score configs in Langfuse by name (idempotent)."""
+    report = sync_configs(archive_extra=archive_extra, dry_run=dry_run)
+    if json_out:
+        print_json(report.model_dump())
+    else:
+        _render(report)
+    if report.conflicts:
+        raise typer.Exit(1)

@@ -1,0 +1,30 @@
+"""The umbrella `scorer` command; each group lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from scorer.cli.session import score_session_command
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Score coding-agent sessions: six dimensions + weighted overall, with evidence.",
+)
+app.command("session", help="Score one session (same as `score-session`).")(score_session_command)
+
+
+def _register() -> None:
+    from scorer.cli import configs, scores
+
+    app.add_typer(scores.app, name="scores", help="Browse and push stored scores.")
+    app.add_typer(configs.app, name="configs", help="Langfuse score configs from score_configs/.")
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point for `scorer`."""
+    app()

@@ -1,0 +1,106 @@
+"""Rich renderables shared by the commands (pure: they build tables, never print)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from scorer.models import Scorecard
+
+if TYPE_CHECKING:
+    from scorer.jobs.score import Prepared
+    from scorer.prepare.signals import Signals
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in list(value.items())[:12]) or "-"
+    if isinstance(value, list):
+        shown = ", ".join(str(v) for v in value[:12])
+        return shown + (f" … (+{len(value) - 12})" if len(value) > 12 else "") if value else "-"
+    return "-" if value is None else str(value)
+
+
+def session_summary(prepared: Prepared) -> Panel:
+    s = prepared.session
+    usage = s.usage
+    lines = [
+        f"[bold]{s.session_id}[/]  ({s.source.value})",
+        f"origin: {s.origin or '-'}",
+        f"project: {s.project or '-'}   cwd: {s.cwd or '-'}   branches: {_fmt(s.git_branches)}",
+        f"time: {s.started_at or '?'} → {s.ended_at or '?'}   models: {_fmt(s.models)}",
+        f"events: {s.n_events}   tokens in/out/cache-read/cache-write: "
+        f"{usage.input_tokens:,}/{usage.output_tokens:,}/{usage.cache_read_tokens:,}/"
+        f"{usage.cache_write_tokens:,}",
+        f"redactions: {prepared.redactions.total}",
+    ]
+    task = (s.task_text or "(no task prompt found)").strip().replace("\n", " ")
+    lines.append(f"task: {task[:200]}{'…' if len(task) > 200 else ''}")
+    return Panel("\n".join(lines), title="session", expand=False)
+
+
+def signals_table(signals: Signals) -> Table:
+    table = Table(title="signals", show_header=True, header_style="bold")
+    table.add_column("signal")
+    table.add_column("value", overflow="fold")
+    for key, value in signals.model_dump(mode="json").items():
+        table.add_row(key, _fmt(value))
+    return table
+
+
+def chunk_plan_table(prepared: Prepared) -> Table:
+    table = Table(title=f"chunk plan (budget {prepared.budget:,} tokens)", header_style="bold")
+    for col in ("chunk", "events", "tokens", "overlap", "truncated"):
+        table.add_column(col, justify="right" if col != "events" else "left")
+    for c in prepared.chunks:
+        span = f"#{c.event_indices[0]}–#{c.event_indices[-1]}" if c.event_indices else "-"
+        table.add_row(
+            str(c.index),
+            span,
+            f"{c.tokens:,}",
+            str(c.overlap),
+            _fmt([f"#{i}" for i in c.truncated_events]),
+        )
+    return table
+
+
+def scorecard_view(card: Scorecard) -> Group:
+    """The scorecard: one row per dimension, then recommendation, usage and cost."""
+    if card.status != "scored":
+        return Group(
+            Panel(
+                f"[bold red]UNSCORED[/] {card.session_id}\nreason: {card.unscored_reason}",
+                title=f"judge={card.judge} model={card.model or '-'}",
+            )
+        )
+    table = Table(
+        title=f"{card.session_id} — judge={card.judge} model={card.model or '-'}",
+        header_style="bold",
+    )
+    table.add_column("dimension")
+    table.add_column("score", justify="right")
+    table.add_column("rationale", overflow="fold", ratio=3)
+    table.add_column("evidence", overflow="fold", ratio=1)
+    for name, score in card.scores.items():
+        value = score.label or (f"{score.value:.2f}" if name == "overall_quality" else f"{score.value:g}")
+        refs = " ".join(f"#{e.event}" + ("" if e.valid else "?") for e in score.evidence[:6])
+        rationale = (score.rationale or "").strip().splitlines()
+        table.add_row(name, value, rationale[0] if rationale else "", refs)
+    u = card.usage
+    footer = Text.from_markup(
+        f"recommendation: [bold]{card.recommendation or '-'}[/]   chunks: {card.n_chunks}   "
+        f"tokens in/out/cache-r/cache-w: {u.input_tokens:,}/{u.output_tokens:,}/"
+        f"{u.cache_read_tokens:,}/{u.cache_write_tokens:,}   cost: ${card.cost_usd:.4f}"
+    )
+    parts: list[Any] = [table, footer]
+    if card.summary:
+        parts.append(Text(card.summary))
+    if card.unknown_refs:
+        parts.append(Text(f"judge cited unknown events: {card.unknown_refs}", style="yellow"))
+    return Group(*parts)

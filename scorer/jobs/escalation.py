@@ -1,0 +1,125 @@
+"""Send sessions to a Langfuse annotation queue for human review.
+
+Who goes: every session whose overall is below the threshold or whose recommendation is
+`escalate`, plus a seeded random calibration sample of the other scored sessions (so
+reviewers also see sessions the judge liked, which is what calibration needs). The queue
+is found by name or created, bound to the rubric's seven score config ids; items already
+on the queue are not added twice.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import Any
+
+from scorer.errors import SinkError
+
+PAGE = 100
+
+
+def pick_escalations(
+    results: Iterable[Any],
+    *,
+    below: float | None,
+    calibration: int = 0,
+    seed: int = 0,
+    already: set[str] | None = None,
+) -> tuple[list[str], list[str]]:
+    """Session ids to escalate and to sample for calibration (pure, deterministic).
+
+    Args:
+        results: Objects with `session_id`, `outcome`, `overall`, `recommendation`.
+        below: Escalate when overall < this (0..1); None: only `escalate` recommendations.
+        calibration: How many other scored sessions to add at random.
+        seed: Seed of the calibration sample.
+        already: Sessions queued earlier (skipped).
+
+    Returns:
+        `(escalated, calibration_sample)`, each sorted.
+    """
+    already = already or set()
+    scored = [r for r in results if r.outcome == "scored" and r.session_id not in already]
+    low = sorted(
+        r.session_id
+        for r in scored
+        if r.recommendation == "escalate"
+        or (below is not None and r.overall is not None and r.overall < below)
+    )
+    rest = sorted(r.session_id for r in scored if r.session_id not in set(low))
+    sample = random.Random(f"calibration:{seed}").sample(rest, min(calibration, len(rest)))
+    return low, sorted(sample)
+
+
+def find_or_create_queue(api: Any, name: str, config_ids: list[str]) -> str:
+    """The id of the queue called `name`, created (bound to `config_ids`) if missing."""
+    page = 1
+    while True:
+        listing = api.annotation_queues.list_queues(page=page, limit=PAGE)
+        for queue in listing.data:
+            if queue.name == name:
+                return queue.id
+        if page >= (listing.meta.total_pages or 1):
+            break
+        page += 1
+    created = api.annotation_queues.create_queue(
+        name=name,
+        score_config_ids=config_ids,
+        description="Sessions escalated by session-scorer (low overall, `escalate`, calibration).",
+    )
+    return created.id
+
+
+def queued_objects(api: Any, queue_id: str) -> set[str]:
+    """Object ids already on the queue (any status)."""
+    ids: set[str] = set()
+    page = 1
+    while True:
+        listing = api.annotation_queues.list_queue_items(queue_id, page=page, limit=PAGE)
+        ids.update(item.object_id for item in listing.data)
+        if page >= (listing.meta.total_pages or 1):
+            return ids
+        page += 1
+
+
+def enqueue(
+    api: Any, queue_name: str, session_ids: list[str], *, config_ids: list[str] | None = None
+) -> list[str]:
+    """Add sessions to the named queue (deduped); returns the ids now on it.
+
+    Args:
+        api: The SDK's `LangfuseAPI` (or anything with `.annotation_queues`).
+        queue_name: Found by name, or created.
+        session_ids: Sessions to add.
+        config_ids: Score config ids for a new queue; default: the rubric's, synced.
+    """
+    from langfuse.api.annotation_queues.types import AnnotationQueueObjectType
+
+    if config_ids is None:
+        config_ids = _rubric_config_ids(api)
+    try:
+        queue_id = find_or_create_queue(api, queue_name, config_ids)
+        present = queued_objects(api, queue_id)
+        for sid in session_ids:
+            if sid not in present:
+                api.annotation_queues.create_queue_item(
+                    queue_id, object_id=sid, object_type=AnnotationQueueObjectType.SESSION
+                )
+                present.add(sid)
+    except SinkError:
+        raise
+    except Exception as exc:  # SDK ApiError / transport error → our typed error
+        raise SinkError(
+            f"annotation queue {queue_name!r}: {exc.__class__.__name__}: {exc}"
+        ) from exc
+    return list(session_ids)
+
+
+def _rubric_config_ids(api: Any) -> list[str]:
+    from scorer.judge.rubric import default_rubric
+    from scorer.langfuse_client import get_client
+    from scorer.sinks.langfuse import config_ids
+
+    rubric = default_rubric()
+    ids = config_ids(get_client(api), rubric)
+    return [ids[s.name] for s in rubric.scores if s.name in ids]

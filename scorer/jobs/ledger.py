@@ -1,0 +1,248 @@
+"""The backfill run ledger: which session of which run reached which state.
+
+It lives in the same SQLite file as the score store (own tables, created here), so one
+file holds the scores and the record of the runs that produced them. A run is keyed by
+a hash of what decides its result (window, filters, sampling, judge, model, rubric
+version); running the same command again finds the same key and resumes.
+
+States, in write order::
+
+    discovered → fetched → judged → stored → written
+                     ↘ skipped (already scored)   ↘ failed / unscored (reason, attempts)
+
+`stored` is set right after the store's transactional save and `written` after the
+Langfuse push (deterministic score ids, so a repeated push is a no-op). A kill between
+any two steps leaves a state from which the next run finishes the session without a
+second set of scores. Every write is its own short transaction in WAL mode, so worker
+threads (each with its own connection) never block each other for long.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+State = Literal[
+    "discovered", "fetched", "judged", "stored", "written", "skipped", "failed", "unscored"
+]
+DONE_STATES: frozenset[str] = frozenset({"written", "skipped"})
+"""States a resumed run does not touch again."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS backfill_runs (
+    run_key TEXT PRIMARY KEY,
+    params TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS backfill_sessions (
+    run_key TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    origin TEXT,
+    state TEXT NOT NULL,
+    reason TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    batch_id TEXT,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    queued INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (run_key, session_id)
+);
+CREATE TABLE IF NOT EXISTS backfill_batches (
+    run_key TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    status TEXT NOT NULL,
+    custom_ids TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (run_key, batch_id)
+);
+"""
+
+
+def run_key(params: dict[str, Any]) -> str:
+    """A stable 16-hex key of the parameters that decide a run's result."""
+    blob = json.dumps(params, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class Ledger:
+    """Run ledger tables in the store's SQLite file.
+
+    Args:
+        path: The SQLite file (normally `get_settings().store_path`).
+        key: The run key (see `run_key`).
+        params: The parameters the key was made from, recorded once for humans.
+    """
+
+    def __init__(self, path: Path, key: str, params: dict[str, Any] | None = None) -> None:
+        self.path = Path(path)
+        self.key = key
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conn().executescript(_SCHEMA)
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO backfill_runs VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(run_key) DO UPDATE SET updated_at = excluded.updated_at",
+                (key, json.dumps(params or {}, default=str), _now(), _now()),
+            )
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
+        return conn
+
+    def _tx(self) -> _Tx:
+        return _Tx(self._conn())
+
+    def add(self, sessions: Iterable[tuple[str, str | None]]) -> int:
+        """Record discovered `(session_id, origin)` pairs; known ones keep their state.
+
+        Returns:
+            How many were new to this run.
+        """
+        rows = [(self.key, sid, origin, "discovered", _now()) for sid, origin in sessions]
+        with self._tx() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO backfill_sessions "
+                "(run_key, session_id, origin, state, updated_at) VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+            return db.total_changes - before
+
+    def states(self) -> dict[str, str]:
+        """`session_id → state` for every session of this run."""
+        cur = self._conn().execute(
+            "SELECT session_id, state FROM backfill_sessions WHERE run_key = ?", (self.key,)
+        )
+        return {row["session_id"]: row["state"] for row in cur}
+
+    def get(self, session_id: str) -> dict[str, Any] | None:
+        """The ledger row of one session, or None."""
+        row = (
+            self._conn()
+            .execute(
+                "SELECT * FROM backfill_sessions WHERE run_key = ? AND session_id = ?",
+                (self.key, session_id),
+            )
+            .fetchone()
+        )
+        return dict(row) if row else None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every session row of this run, ordered by session id."""
+        cur = self._conn().execute(
+            "SELECT * FROM backfill_sessions WHERE run_key = ? ORDER BY session_id", (self.key,)
+        )
+        return [dict(row) for row in cur]
+
+    def set_state(
+        self, session_id: str, state: State, reason: str | None = None, **cols: Any
+    ) -> None:
+        """Move a session to `state` (and set extra columns like `cost_usd`, `batch_id`)."""
+        allowed = {"batch_id", "input_tokens", "output_tokens", "cost_usd", "origin", "queued"}
+        extra = {k: v for k, v in cols.items() if k in allowed}
+        sets = ", ".join(
+            [f"{k} = ?" for k in extra] + ["state = ?", "reason = ?", "updated_at = ?"]
+        )
+        values = [*extra.values(), state, reason, _now(), self.key, session_id]
+        with self._tx() as db:
+            db.execute(
+                f"UPDATE backfill_sessions SET {sets} WHERE run_key = ? AND session_id = ?",
+                values,
+            )
+
+    def bump_attempts(self, session_id: str) -> int:
+        """Count one more attempt at a session; returns the new count."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE backfill_sessions SET attempts = attempts + 1, updated_at = ? "
+                "WHERE run_key = ? AND session_id = ?",
+                (_now(), self.key, session_id),
+            )
+            row = db.execute(
+                "SELECT attempts FROM backfill_sessions WHERE run_key = ? AND session_id = ?",
+                (self.key, session_id),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def mark_queued(self, session_ids: Iterable[str]) -> None:
+        """Remember that these sessions were put on the annotation queue."""
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE backfill_sessions SET queued = 1 WHERE run_key = ? AND session_id = ?",
+                [(self.key, sid) for sid in session_ids],
+            )
+
+    def queued(self) -> set[str]:
+        cur = self._conn().execute(
+            "SELECT session_id FROM backfill_sessions WHERE run_key = ? AND queued = 1",
+            (self.key,),
+        )
+        return {row[0] for row in cur}
+
+    # --- Message Batches -------------------------------------------------------------
+
+    def add_batch(self, batch_id: str, phase: str, custom_ids: list[str]) -> None:
+        """Record a submitted batch *before* anything else, so a restart polls it."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO backfill_batches VALUES (?, ?, ?, ?, ?, ?)",
+                (self.key, batch_id, phase, "in_progress", json.dumps(custom_ids), _now()),
+            )
+
+    def batches(self, status: str | None = None) -> list[dict[str, Any]]:
+        """Batches of this run (optionally only those with `status`), oldest first."""
+        sql = "SELECT * FROM backfill_batches WHERE run_key = ?"
+        args: list[Any] = [self.key]
+        if status:
+            sql += " AND status = ?"
+            args.append(status)
+        cur = self._conn().execute(sql + " ORDER BY created_at", args)
+        return [{**dict(r), "custom_ids": json.loads(r["custom_ids"])} for r in cur]
+
+    def set_batch_status(self, batch_id: str, status: str) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE backfill_batches SET status = ? WHERE run_key = ? AND batch_id = ?",
+                (status, self.key, batch_id),
+            )
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+class _Tx:
+    """`with` block = one IMMEDIATE transaction on an autocommit connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -1,0 +1,182 @@
+"""One shared rate limiter per API, and an HTTP transport wrapper that applies it.
+
+Every worker that talks to an API goes through the same `RateLimiter`: a token bucket
+(steady requests/second with a burst) plus a shared pause. When any worker sees a 429
+(or 529 "overloaded"), the wrapper reads `retry-after` and pauses the whole bucket, so
+the other workers stop hammering the API too instead of each discovering the limit on
+its own. The SDKs' own retry loops then re-send the request after the pause.
+
+The wrapper sits at the transport seam, which both httpx (Langfuse) and httpx2
+(anthropic 2.x) expose as `handle_request`, so no SDK code is patched.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+PAUSE_STATUSES = frozenset({429, 529})
+DEFAULT_PAUSE = 5.0
+MAX_PAUSE = 300.0
+
+
+def retry_after_seconds(headers: Any, default: float = DEFAULT_PAUSE) -> float:
+    """Seconds to wait from `retry-after-ms` / `retry-after` (seconds or HTTP date).
+
+    Args:
+        headers: A mapping with case-insensitive `.get` (httpx/httpx2 headers or a dict).
+        default: Used when no usable header is present.
+
+    Returns:
+        The pause in seconds, clamped to `[0, MAX_PAUSE]`.
+    """
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return _clamp(float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return default
+    try:
+        return _clamp(float(raw))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return default
+    return _clamp(when.timestamp() - time.time())
+
+
+def _clamp(seconds: float) -> float:
+    return max(0.0, min(MAX_PAUSE, seconds))
+
+
+@dataclass
+class RateLimiter:
+    """A thread-safe token bucket with a shared pause.
+
+    Args:
+        rate: Requests per second allowed on average (`0` or less: unlimited).
+        burst: How many requests may go out back to back.
+        clock: Monotonic clock (tests inject a fake one).
+        sleep: Sleep function (tests inject a fake one).
+    """
+
+    rate: float = 0.0
+    burst: int = 10
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    pauses: int = 0
+    """How many times the limiter was paused by a 429/529 (reported in the summary)."""
+    _tokens: float = field(default=0.0, init=False)
+    _last: float = field(default=0.0, init=False)
+    _paused_until: float = field(default=0.0, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self._tokens = float(self.burst)
+        self._last = self.clock()
+
+    def acquire(self) -> None:
+        """Block until a request may go out (pause over and a token available)."""
+        while True:
+            wait = self._try_take()
+            if wait <= 0:
+                return
+            self.sleep(wait)
+
+    def _try_take(self) -> float:
+        with self._lock:
+            now = self.clock()
+            if now < self._paused_until:
+                return self._paused_until - now
+            if self.rate <= 0:
+                return 0.0
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+            self._last = now
+            if self._tokens >= 1:
+                self._tokens -= 1
+                return 0.0
+            return (1 - self._tokens) / self.rate
+
+    def pause(self, seconds: float) -> None:
+        """Hold every worker of this API for `seconds` (extends, never shortens, a pause)."""
+        with self._lock:
+            until = self.clock() + seconds
+            if until > self._paused_until:
+                self._paused_until = until
+                self.pauses += 1
+
+    @property
+    def paused_for(self) -> float:
+        """Seconds left in the current pause (0 when not paused)."""
+        with self._lock:
+            return max(0.0, self._paused_until - self.clock())
+
+
+class LimitedTransport:
+    """Wraps an httpx/httpx2 transport: acquire before each request, pause on 429/529.
+
+    Works with both libraries because it only relies on `handle_request(request)`
+    returning a response with `.status_code` and `.headers`, and on `close()`.
+
+    Args:
+        inner: The real transport (e.g. `httpx2.HTTPTransport()` or a MockTransport).
+        limiter: The limiter shared by every client of this API.
+    """
+
+    def __init__(self, inner: Any, limiter: RateLimiter) -> None:
+        self.inner = inner
+        self.limiter = limiter
+
+    def handle_request(self, request: Any) -> Any:
+        self.limiter.acquire()
+        response = self.inner.handle_request(request)
+        if response.status_code in PAUSE_STATUSES:
+            self.limiter.pause(retry_after_seconds(response.headers))
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> LimitedTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def limited_transport_class(base: type) -> type:
+    """A `LimitedTransport` that also subclasses `base` (httpx clients type-check it)."""
+
+    class _Limited(LimitedTransport, base):  # type: ignore[misc, valid-type]
+        def __init__(self, inner: Any, limiter: RateLimiter) -> None:
+            LimitedTransport.__init__(self, inner, limiter)
+
+    _Limited.__name__ = f"Limited{base.__name__}"
+    return _Limited
+
+
+def limited_httpx2_client(limiter: RateLimiter, inner: Any = None, **kwargs: Any) -> Any:
+    """An `httpx2.Client` for the anthropic SDK whose requests go through `limiter`."""
+    import httpx2
+
+    cls = limited_transport_class(httpx2.BaseTransport)
+    transport = cls(inner or httpx2.HTTPTransport(), limiter)
+    return httpx2.Client(transport=transport, **kwargs)
+
+
+def limited_httpx_client(limiter: RateLimiter, inner: Any = None, **kwargs: Any) -> Any:
+    """An `httpx.Client` for the Langfuse SDK whose requests go through `limiter`."""
+    import httpx
+
+    cls = limited_transport_class(httpx.BaseTransport)
+    transport = cls(inner or httpx.HTTPTransport(), limiter)
+    return httpx.Client(transport=transport, **kwargs)

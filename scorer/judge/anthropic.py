@@ -1,0 +1,450 @@
+"""The Sonnet judge: turns a session's chunks into a Scorecard through the Messages API.
+
+    one chunk     → one scoring call
+    N > 1 chunks  → N notes calls (concurrently) → one final scoring call with the task
+                    context, all notes and the tail of the last chunk
+
+Every call sends the same cached system prefix (role + rubric) and asks for structured
+output through `output_config` (JSON schema); temperature and tool_choice are never sent,
+since Sonnet 5.x rejects both. The overall is computed here from the rubric weights.
+
+Failure policy:
+    invalid reply (bad JSON, schema mismatch, refusal, max_tokens) → one repair call with
+        the error, then an UNSCORED card (reason + raw reply kept), never low scores
+    API still failing after retries (429/529/5xx/network) → UNSCORED card with the reason
+    401/403 → CredentialsError naming ANTHROPIC_API_KEY
+    request too large for the context window → ContextWindowExceeded (re-chunk and retry)
+    any other API rejection (bad model id, 400) → JudgeError
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import anthropic
+from pydantic import BaseModel, ValidationError
+
+import scorer
+from scorer.errors import CredentialsError, JudgeError
+from scorer.judge import prompts as P
+from scorer.judge.cost import Pricing
+from scorer.judge.retry import call_with_retries, classify, describe
+from scorer.judge.rubric import OVERALL, Rubric, default_rubric
+from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
+from scorer.models import Chunk, DimensionScore, EvidenceRef, JudgeUsage, Scorecard
+from scorer.settings import DEFAULT_MODEL, get_settings
+
+log = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
+
+NOTES_MAX_TOKENS = 4096
+FINAL_MAX_TOKENS = 8192
+TAIL_CHARS = 24_000
+"""How much of the last chunk the final call sees verbatim (~6k tokens)."""
+DEFAULT_CONTEXT_WINDOW = 200_000
+CONTEXT_WINDOWS: dict[str, int] = {"claude-sonnet-5-5": 200_000, "claude-sonnet-4-5": 200_000}
+DEPRECATED_MODELS: dict[str, str] = {
+    "claude-sonnet-4-5": "2026-11-30",
+    "claude-sonnet-4-5-20250929": "2026-11-30",
+    "claude-sonnet-4-0": "2026-06-15",
+    "claude-sonnet-4-20250514": "2026-06-15",
+    "claude-opus-4-0": "2026-06-15",
+    "claude-3-7-sonnet-latest": "2026-02-19",
+    "claude-3-7-sonnet-20250219": "2026-02-19",
+}
+"""Model id → end-of-life date; judging with one of these warns."""
+
+
+class ModelDeprecationWarning(UserWarning):
+    """The configured judge model is deprecated or past its end of life."""
+
+
+class ContextWindowExceeded(JudgeError):
+    """A request would not fit the model's context window.
+
+    The orchestrator should re-chunk the session with a smaller budget (e.g. `budget * 0.7`)
+    and call `judge()` again. `tokens` is the measured (or estimated) prompt size, `limit`
+    the room left for the prompt, `chunk_index` the offending chunk.
+    """
+
+    def __init__(self, tokens: int | None, limit: int, chunk_index: int | None) -> None:
+        self.tokens, self.limit, self.chunk_index = tokens, limit, chunk_index
+        where = f"chunk {chunk_index}" if chunk_index is not None else "a judge request"
+        size = f"needs {tokens} tokens" if tokens is not None else "is too long"
+        super().__init__(
+            f"{where} {size} but the judge model allows {limit}: "
+            "re-chunk with a smaller SCORER_CHUNK_BUDGET"
+        )
+
+
+class _Unscored(Exception):
+    """Internal: judging ended without usable scores (becomes an unscored card)."""
+
+    def __init__(self, reason: str, raw: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.raw = reason, raw
+
+
+class _Ledger:
+    """Thread-safe sum of usage over every call of one `judge()`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.usage = JudgeUsage()
+
+    def add(self, usage: Any) -> None:
+        one = JudgeUsage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+            requests=1,
+        )
+        with self._lock:
+            self.usage = self.usage.add(one)
+
+
+def warn_if_deprecated(model: str) -> None:
+    """Warn (and log) when `model` is in the deprecation table."""
+    eol = DEPRECATED_MODELS.get(model)
+    if eol:
+        msg = f"judge model {model} is deprecated (end of life {eol}); set SCORER_MODEL={DEFAULT_MODEL}"
+        log.warning(msg)
+        warnings.warn(msg, ModelDeprecationWarning, stacklevel=3)
+
+
+def make_client() -> anthropic.Anthropic:
+    """A client from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, with the SDK's retries off."""
+    settings = get_settings()
+    if not settings.anthropic_api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        raise CredentialsError("ANTHROPIC_API_KEY is not set: export it to use the Sonnet judge")
+    return anthropic.Anthropic(
+        api_key=settings.anthropic_api_key, base_url=settings.anthropic_base_url, max_retries=0
+    )
+
+
+class AnthropicJudge:
+    """Judge sessions with a Claude model (Sonnet by default).
+
+    Args:
+        client: An `anthropic.Anthropic`; created lazily from the environment when None.
+        model: Model id (default: `SCORER_MODEL` or claude-sonnet-5-5).
+        rubric: The rubric; defaults to the bundled score configs.
+        max_concurrency: Parallel notes calls for chunked sessions.
+        pricing: Price table for `cost_usd`.
+        counter: Token estimator with `.count(text)`; defaults to `TokenCounter`.
+        verify_tokens: Confirm the largest request with `count_tokens` before sending;
+            None means "when ANTHROPIC_API_KEY is set".
+        prompts: Prompt templates; defaults to the bundled `prompts/`.
+    """
+
+    kind = "llm"
+
+    def __init__(
+        self,
+        client: anthropic.Anthropic | None = None,
+        *,
+        model: str | None = None,
+        rubric: Rubric | None = None,
+        max_concurrency: int = 4,
+        pricing: Pricing | None = None,
+        counter: Any = None,
+        verify_tokens: bool | None = None,
+        prompts: P.PromptSet | None = None,
+    ) -> None:
+        self.model = model or get_settings().model
+        self.rubric = rubric or default_rubric()
+        self.max_concurrency = max(1, max_concurrency)
+        self.pricing = pricing or Pricing()
+        self.prompts = prompts or P.default_prompts()
+        self._counter = counter
+        self._verify_tokens = verify_tokens
+        self._client = client.with_options(max_retries=0) if client is not None else None
+        self._reply_model = scoring_model(self.rubric)
+        self._system = P.system_blocks(self.prompts, self.rubric)
+        self.context_window = CONTEXT_WINDOWS.get(self.model, DEFAULT_CONTEXT_WINDOW)
+        warn_if_deprecated(self.model)
+
+    @property
+    def client(self) -> anthropic.Anthropic:
+        if self._client is None:
+            self._client = make_client()
+        return self._client
+
+    @property
+    def counter(self) -> Any:
+        if self._counter is None:
+            from scorer.prepare.tokens import TokenCounter
+
+            self._counter = TokenCounter(get_settings().token_safety_factor)
+        return self._counter
+
+    # --- public API ----------------------------------------------------------------
+
+    def judge(self, header: str, chunks: list[Chunk], *, session_id: str, source: str) -> Scorecard:
+        """Score one session from its (already redacted) chunks.
+
+        Args:
+            header: The task context (task statement, project, objective signals).
+            chunks: The rendered, redacted chunks in order.
+            session_id: Stored with the card.
+            source: Source kind, stored with the card.
+
+        Returns:
+            A scored card, or an unscored one (reason and raw reply kept).
+
+        Raises:
+            CredentialsError: The key is missing or rejected.
+            ContextWindowExceeded: A chunk does not fit; re-chunk smaller and call again.
+            JudgeError: The API rejected the request for another reason.
+        """
+        if not chunks:
+            raise JudgeError(f"session {session_id}: nothing to judge (no chunks)")
+        ledger = _Ledger()
+        meta: dict[str, Any] = {"cost_estimated": self.pricing.is_estimated(self.model)}
+        try:
+            reply = self._run(header, chunks, ledger, meta)
+        except _Unscored as e:
+            return self._card(session_id, source, chunks, ledger, meta, unscored=e)
+        card = self._card(session_id, source, chunks, ledger, meta)
+        scores, unknown = build_scores(reply, self.rubric, known_events(chunks))
+        return card.model_copy(
+            update={
+                "scores": scores,
+                "unknown_refs": unknown,
+                "recommendation": reply.recommendation,  # type: ignore[attr-defined]
+                "accomplishments": reply.accomplishments,
+                "failures": reply.failures,
+                "summary": reply.summary,  # type: ignore[attr-defined]
+            }
+        )
+
+    # --- the calls -----------------------------------------------------------------
+
+    def _run(
+        self, header: str, chunks: list[Chunk], ledger: _Ledger, meta: dict[str, Any]
+    ) -> ScoringReplyBase:
+        try:
+            if len(chunks) == 1:
+                messages = P.single_scoring_messages(self.prompts, header, chunks[0])
+                meta["prompt_tokens"] = self._check_fits(
+                    [(chunks[0].index, messages)], self._reply_model, FINAL_MAX_TOKENS
+                )
+                return self._structured(
+                    messages, self._reply_model, FINAL_MAX_TOKENS, ledger, "score"
+                )
+            requests = [
+                (c.index, P.chunk_notes_messages(self.prompts, header, c, len(chunks)))
+                for c in chunks
+            ]
+            meta["prompt_tokens"] = self._check_fits(requests, ChunkNotes, NOTES_MAX_TOKENS)
+            notes = self._all_notes(requests, ledger)
+            meta["chunk_notes"] = [n.model_dump() for n in notes]
+            messages = P.final_scoring_messages(
+                self.prompts, header, notes, chunks[-1], tail_chars=TAIL_CHARS
+            )
+            return self._structured(messages, self._reply_model, FINAL_MAX_TOKENS, ledger, "score")
+        except anthropic.APIError as e:
+            raise self._api_failure(e) from e
+
+    def _all_notes(
+        self, requests: list[tuple[int, list[dict]]], ledger: _Ledger
+    ) -> list[ChunkNotes]:
+        def one(request: tuple[int, list[dict]]) -> ChunkNotes:
+            index, messages = request
+            return self._structured(
+                messages, ChunkNotes, NOTES_MAX_TOKENS, ledger, f"chunk {index} notes"
+            )
+
+        workers = min(self.max_concurrency, len(requests))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-notes") as pool:
+            return list(pool.map(one, requests))
+
+    def _structured(
+        self, messages: list[dict], model: type[M], max_tokens: int, ledger: _Ledger, label: str
+    ) -> M:
+        """One call plus at most one repair call; raises `_Unscored` if both are unusable."""
+        response = self._create(messages, model, max_tokens)
+        ledger.add(response.usage)
+        raw = reply_text(response)
+        try:
+            return validate_reply(response.stop_reason, raw, model)
+        except InvalidReply as first:
+            log.info("%s: invalid reply (%s), asking for a repair", label, first)
+            if response.stop_reason == "max_tokens":
+                max_tokens *= 2  # the reply was cut off: give the repair room
+            response = self._create(P.repair_messages(messages, raw, str(first)), model, max_tokens)
+            ledger.add(response.usage)
+            raw = reply_text(response)
+            try:
+                return validate_reply(response.stop_reason, raw, model)
+            except InvalidReply as second:
+                raise _Unscored(
+                    f"{label}: invalid structured output after one repair: {second}", raw
+                ) from second
+
+    def _create(self, messages: list[dict], model: type[BaseModel], max_tokens: int) -> Any:
+        request = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "system": self._system,
+            "messages": messages,
+            "output_config": output_config(model),
+        }
+        return call_with_retries(lambda: self.client.messages.create(**request))
+
+    def _api_failure(self, e: anthropic.APIError) -> Exception:
+        if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+            return CredentialsError(f"ANTHROPIC_API_KEY was rejected by the API ({describe(e)})")
+        message = getattr(e, "message", str(e))
+        if isinstance(e, anthropic.BadRequestError) and "too long" in message.lower():
+            return ContextWindowExceeded(None, self.context_window, None)
+        if classify(e).value != "fatal":
+            return _Unscored(f"API error after retries: {describe(e)}: {message}")
+        return JudgeError(f"judge API rejected the request ({describe(e)}): {message}")
+
+    def _check_fits(
+        self, requests: list[tuple[int, list[dict]]], reply: type[BaseModel], max_tokens: int
+    ) -> int:
+        """Measure the largest request; raise ContextWindowExceeded when it cannot fit."""
+        system_text = self._system[0]["text"]
+        sizes = [
+            self.counter.count(system_text + "".join(m["content"] for m in msgs))
+            for _, msgs in requests
+        ]
+        largest = max(range(len(requests)), key=sizes.__getitem__)
+        index, messages = requests[largest]
+        tokens = sizes[largest]
+        verify = self._verify_tokens
+        if verify is None:
+            verify = bool(get_settings().anthropic_api_key)
+        if verify:
+            tokens = self._count_tokens(messages, reply, tokens)
+        room = self.context_window - max_tokens
+        if tokens > room:
+            raise ContextWindowExceeded(tokens, room, index)
+        return tokens
+
+    def _count_tokens(self, messages: list[dict], reply: type[BaseModel], estimate: int) -> int:
+        try:
+            counted = call_with_retries(
+                lambda: self.client.messages.count_tokens(
+                    model=self.model,
+                    system=self._system,
+                    messages=messages,
+                    output_config=output_config(reply),
+                )
+            )
+        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as e:
+            raise self._api_failure(e) from e
+        except anthropic.APIError as e:  # e.g. a proxy without the endpoint: keep the estimate
+            log.warning("count_tokens failed (%s); using the estimate %d", describe(e), estimate)
+            return estimate
+        return counted.input_tokens
+
+    # --- the card ------------------------------------------------------------------
+
+    def _card(
+        self,
+        session_id: str,
+        source: str,
+        chunks: list[Chunk],
+        ledger: _Ledger,
+        meta: dict[str, Any],
+        unscored: _Unscored | None = None,
+    ) -> Scorecard:
+        return Scorecard(
+            session_id=session_id,
+            source=source,
+            status="unscored" if unscored else "scored",
+            unscored_reason=unscored.reason if unscored else None,
+            raw_reply=unscored.raw if unscored else None,
+            judge="llm",
+            model=self.model,
+            prompt_version=self.prompts.version,
+            prompt_hash=self.prompts.hash,
+            rubric_version=self.rubric.version,
+            rubric_hash=self.rubric.hash,
+            package_version=scorer.__version__,
+            n_chunks=len(chunks),
+            usage=ledger.usage,
+            cost_usd=self.pricing.cost_usd(ledger.usage, self.model),
+            created_at=datetime.now(UTC),
+            meta=meta,
+        )
+
+
+# --- pure helpers ----------------------------------------------------------------------
+
+
+class InvalidReply(ValueError):
+    """The model's reply is not a usable structured output."""
+
+
+def reply_text(response: Any) -> str:
+    """The concatenated text blocks of a Messages API response."""
+    return "".join(b.text for b in response.content if getattr(b, "type", None) == "text")
+
+
+def validate_reply(stop_reason: str | None, raw: str, model: type[M]) -> M:
+    """Parse `raw` into `model`, or raise InvalidReply with a short reason."""
+    if stop_reason == "refusal":
+        raise InvalidReply("the model refused to answer (stop_reason=refusal)")
+    if stop_reason == "max_tokens":
+        raise InvalidReply("the reply was cut off at max_tokens; be more concise")
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "reply"
+        raise InvalidReply(
+            f"{e.error_count()} schema error(s); first at {loc}: {first['msg']}"
+        ) from e
+
+
+def known_events(chunks: list[Chunk]) -> set[int]:
+    """Every event number rendered in any chunk."""
+    return {i for c in chunks for i in c.event_indices}
+
+
+def build_scores(
+    reply: ScoringReplyBase, rubric: Rubric, known: set[int]
+) -> tuple[dict[str, DimensionScore], list[int]]:
+    """Dimension scores from a validated reply plus the computed overall.
+
+    Returns:
+        The scores keyed by name (six dimensions and `overall_quality`) and the sorted
+        event numbers cited that were never rendered (those refs get `valid=False`).
+    """
+    scores: dict[str, DimensionScore] = {}
+    unknown: set[int] = set()
+    for name, dim in reply.dimensions().items():
+        cfg = rubric.get(name)
+        raw_value = dim.value  # type: ignore[attr-defined]
+        label = raw_value if cfg.data_type == "CATEGORICAL" else None
+        value = float(cfg.category(raw_value).value if label else raw_value)
+        refs = [
+            EvidenceRef(event=e.event, quote=e.quote, valid=e.event in known) for e in dim.evidence
+        ]
+        unknown |= {r.event for r in refs if not r.valid}
+        scores[name] = DimensionScore(
+            name=name,
+            value=value,
+            label=label,
+            normalized=rubric.normalize(name, value),
+            rationale=dim.rationale,
+            evidence=refs,
+        )
+    normalized = {n: s.normalized for n, s in scores.items()}
+    overall = rubric.overall(normalized)
+    formula = " + ".join(f"{d.weight:g}×{normalized[d.name]:.3f}" for d in rubric.dimensions)
+    scores[OVERALL] = DimensionScore(
+        name=OVERALL, value=overall, normalized=overall, rationale=f"computed: {formula}"
+    )
+    return scores, sorted(unknown)

@@ -1,0 +1,121 @@
+"""Every retry decision for judge API calls, in one place.
+
+    429 rate limited   retry, waiting `retry-after` (capped) or exponential backoff
+    529 overloaded     retry with backoff
+    408, 409, 5xx      retry with backoff
+    timeout/connection retry with backoff
+    anything else      fatal (raised at once)
+
+The SDK's own retries are switched off (`max_retries=0`) so these rules are the only ones.
+Tests zero the waits by setting `WAIT_MULTIPLIER = 0` or replacing `sleep`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TypeVar
+
+import anthropic
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MAX_ATTEMPTS = 6
+MAX_RETRY_AFTER = 60.0
+"""Never wait longer than this for one `retry-after` (seconds)."""
+WAIT_MULTIPLIER = 1.0
+"""Scales every wait; tests set it to 0."""
+sleep: Callable[[float], None] = time.sleep
+"""Patch point for tests that want to record the waits instead of sleeping."""
+
+_backoff = wait_random_exponential(multiplier=1, max=30)
+_TRANSIENT_STATUS = {408, 409, 529}
+
+
+class RetryDecision(StrEnum):
+    RATE_LIMITED = "rate_limited"
+    TRANSIENT = "transient"
+    FATAL = "fatal"
+
+
+def classify(exc: BaseException) -> RetryDecision:
+    """Decide whether a failed call is worth retrying."""
+    if isinstance(exc, anthropic.RateLimitError):
+        return RetryDecision.RATE_LIMITED
+    if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
+        return RetryDecision.TRANSIENT
+    if isinstance(exc, anthropic.APIStatusError) and (
+        exc.status_code in _TRANSIENT_STATUS or exc.status_code >= 500
+    ):
+        return RetryDecision.TRANSIENT
+    return RetryDecision.FATAL
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The server's requested wait from `retry-after-ms` / `retry-after` (seconds), capped."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    headers = response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            seconds = float(raw) * scale
+        except ValueError:  # an HTTP date: rare, fall back to backoff
+            continue
+        return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+    return None
+
+
+def wait_seconds(state: RetryCallState) -> float:
+    """How long to wait before the next attempt (before `WAIT_MULTIPLIER`)."""
+    exc = state.outcome.exception() if state.outcome else None
+    server = retry_after_seconds(exc) if exc else None
+    return server if server is not None else _backoff(state)
+
+
+def _wait(state: RetryCallState) -> float:
+    return wait_seconds(state) * WAIT_MULTIPLIER
+
+
+def _log_retry(state: RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome else None
+    log.warning(
+        "judge call failed (%s), retry %d in %.1fs",
+        describe(exc) if exc else "?",
+        state.attempt_number,
+        state.upcoming_sleep,
+    )
+
+
+def describe(exc: BaseException) -> str:
+    """A short one-line description of an API failure."""
+    status = getattr(exc, "status_code", None)
+    name = exc.__class__.__name__
+    return f"{status} {name}" if status else name
+
+
+def call_with_retries(fn: Callable[[], T], *, attempts: int = MAX_ATTEMPTS) -> T:
+    """Call `fn`, retrying retryable API errors; the last error is re-raised as is.
+
+    Args:
+        fn: The API call, without arguments.
+        attempts: Total attempts including the first.
+    """
+    retrying = Retrying(
+        retry=retry_if_exception(lambda e: classify(e) is not RetryDecision.FATAL),
+        wait=_wait,
+        stop=stop_after_attempt(attempts),
+        sleep=lambda seconds: sleep(seconds),
+        before_sleep=_log_retry,
+        reraise=True,
+    )
+    return retrying(fn)

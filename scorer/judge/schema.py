@@ -1,0 +1,129 @@
+"""Pydantic models for the judge's structured output (the `output_config` JSON schema).
+
+Field order is deliberate: in every dimension the model writes `evidence`, then `rationale`,
+then `value`, so the score is conditioned on the evidence it has just written down.
+
+The scoring model is built from the rubric (`scoring_model(rubric)`): each dimension becomes
+its own object whose `value` is a `Literal` of the allowed values (1..5 for NUMERIC, the
+category labels for CATEGORICAL). Enums are supported by structured outputs, unlike
+`minimum`/`maximum`, which the SDK's `transform_schema` would only move into a description.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, Literal
+
+from anthropic import transform_schema
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from scorer.judge.rubric import Rubric, ScoreConfig
+from scorer.models import Recommendation
+
+_QUOTE_HELP = "A short verbatim quote (a few words to one line) copied from that event."
+
+
+class Evidence(BaseModel):
+    """One cited event: `#N` and a short verbatim quote from it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    event: int = Field(description="The event number N of `#N` in the transcript.")
+    quote: str = Field(description=_QUOTE_HELP)
+
+
+class ChunkNotes(BaseModel):
+    """Structured notes about one chunk of a long session (no scores)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    progress: str = Field(description="What the agent achieved in this chunk, concretely.")
+    errors_and_recoveries: list[str] = Field(
+        description="Each error or failure and what the agent did about it."
+    )
+    tool_patterns: list[str] = Field(description="Notable patterns of tool and context use.")
+    evidence: list[Evidence] = Field(description="The most telling events of this chunk.")
+    open_questions: list[str] = Field(description="What cannot be decided from this chunk alone.")
+
+
+class DimensionReply(BaseModel):
+    """Base of the per-dimension reply models (`value` is added per dimension)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evidence: list[Evidence] = Field(description="Events supporting the judgement, first.")
+    rationale: str = Field(description="Two to four sentences tying the evidence to the anchors.")
+
+
+class ScoringReplyBase(BaseModel):
+    """Base of the scoring reply; `scoring_model()` adds one field per dimension."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    accomplishments: list[str] = Field(description="What the agent achieved, with evidence.")
+    failures: list[str] = Field(description="What went wrong or was left undone.")
+
+    def dimensions(self) -> dict[str, DimensionReply]:
+        """The per-dimension replies keyed by dimension name."""
+        return {
+            name: value
+            for name, value in self
+            if isinstance(value, DimensionReply)  # accomplishments etc. are not
+        }
+
+
+def _value_type(cfg: ScoreConfig, rubric: Rubric) -> Any:
+    if cfg.data_type == "CATEGORICAL":
+        return Literal[tuple(cfg.labels)]  # type: ignore[valid-type]
+    return Literal[tuple(range(rubric.numeric_min, rubric.numeric_max + 1))]  # type: ignore[valid-type]
+
+
+def _value_help(cfg: ScoreConfig, rubric: Rubric) -> str:
+    if cfg.data_type == "CATEGORICAL":
+        return f"One of: {', '.join(cfg.labels)}."
+    return f"An integer from {rubric.numeric_min} to {rubric.numeric_max}."
+
+
+def _class_name(name: str) -> str:
+    return "".join(part.capitalize() for part in name.replace("-", "_").split("_")) + "Score"
+
+
+@cache
+def _scoring_model_cached(rubric_json: str) -> type[ScoringReplyBase]:
+    rubric = Rubric.model_validate_json(rubric_json)
+    fields: dict[str, Any] = {}
+    for cfg in rubric.dimensions:
+        dim_model = create_model(
+            _class_name(cfg.name),
+            __base__=DimensionReply,
+            value=(_value_type(cfg, rubric), Field(description=_value_help(cfg, rubric))),
+        )
+        fields[cfg.name] = (dim_model, Field(description=cfg.description))
+    fields["summary"] = (str, Field(description="One paragraph on how the session went."))
+    fields["recommendation"] = (
+        Recommendation,
+        Field(description="What should happen next: continue, retry, escalate or complete."),
+    )
+    return create_model("ScoringReply", __base__=ScoringReplyBase, **fields)
+
+
+def scoring_model(rubric: Rubric) -> type[ScoringReplyBase]:
+    """The scoring reply model for `rubric`, cached per rubric content.
+
+    Args:
+        rubric: The loaded rubric; its six judged dimensions become fields.
+
+    Returns:
+        A pydantic model: `accomplishments`, `failures`, one object per dimension
+        (`evidence`, `rationale`, `value`), then `summary` and `recommendation`.
+    """
+    return _scoring_model_cached(rubric.model_dump_json())
+
+
+def output_config(model: type[BaseModel]) -> dict[str, Any]:
+    """The `output_config` request param asking for JSON matching `model`.
+
+    Mirrors what `client.messages.parse(output_format=model)` sends; we call
+    `messages.create` instead so the raw text and the usage survive a parse failure.
+    """
+    return {"format": {"type": "json_schema", "schema": transform_schema(model)}}

@@ -1,0 +1,398 @@
+"""What a live session has done to its git repository (GitPython).
+
+`git_progress` never raises for a missing or empty repository: it returns a
+`GitProgress` whose `status` says so (`no_git`, `no_commits`), so a judge prompt can
+state plainly that git evidence is absent.
+
+Range: with `base`, commits in `base..HEAD` and the diff `base...HEAD` (from the merge
+base); with `since`, commits newer than `since` and the diff from the parent of the
+oldest of them to HEAD; with neither, the whole history (diff from the empty tree).
+
+File categories (first rule that matches wins):
+
+1. test: a `test`/`tests`/`__tests__`/`spec`/`testing` directory, or a name like
+   `test_*.py`, `*_test.py`, `*_test.go`, `*.test.ts`, `*.spec.js`, `*Test.java`.
+2. config: `.toml .yaml .yml .json .ini .cfg .conf .lock .env`, `requirements*.txt`,
+   `Dockerfile`, `Makefile`, dotfiles such as `.gitignore`, anything under `.github/`.
+3. docs: `.md .rst .txt .adoc`, a `docs`/`doc` directory, `README*`, `CHANGELOG*`,
+   `LICENSE*`.
+4. source: a programming-language extension (`.py .js .ts .go .rs .java .c .sh`, ...).
+5. other: everything else (images, data, binaries, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+import git
+from pydantic import BaseModel, Field
+
+from scorer.errors import SourceError
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+_TEST_DIRS = {"test", "tests", "__tests__", "spec", "specs", "testing"}
+_TEST_NAME = re.compile(
+    r"^test_.*\.py$|_test\.(py|go)$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.(java|kt|cs)$|_spec\.rb$"
+)
+_CONFIG_EXT = {".toml", ".yaml", ".yml", ".json", ".ini", ".cfg", ".conf", ".lock", ".env"}
+_CONFIG_NAMES = {"dockerfile", "makefile", "justfile", "procfile", "gemfile", "podfile"}
+_DOC_EXT = {".md", ".rst", ".txt", ".adoc", ".markdown"}
+_DOC_DIRS = {"docs", "doc", "documentation"}
+_DOC_PREFIXES = ("readme", "changelog", "license", "contributing", "authors")
+_SOURCE_EXT = set(
+    [
+        ".py",
+        ".pyi",
+        ".js",
+        ".jsx",
+        ".mjs",
+        ".cjs",
+        ".ts",
+        ".tsx",
+        ".go",
+        ".rs",
+        ".java",
+        ".kt",
+        ".kts",
+        ".scala",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".cxx",
+        ".hpp",
+        ".hh",
+        ".cs",
+        ".rb",
+        ".php",
+        ".swift",
+        ".m",
+        ".mm",
+        ".sh",
+        ".bash",
+        ".zsh",
+        ".fish",
+        ".ps1",
+        ".ex",
+        ".exs",
+        ".erl",
+        ".hs",
+        ".ml",
+        ".clj",
+        ".lua",
+        ".r",
+        ".jl",
+        ".dart",
+        ".zig",
+        ".nim",
+        ".sql",
+        ".html",
+        ".htm",
+        ".css",
+        ".scss",
+        ".sass",
+        ".less",
+        ".vue",
+        ".svelte",
+        ".proto",
+        ".graphql",
+        ".tf",
+        ".sol",
+        ".pl",
+        ".pm",
+        ".asm",
+        ".s",
+        ".f90",
+        ".cu",
+        ".ipynb",
+    ]
+)
+
+
+class FileCategory(StrEnum):
+    SOURCE = "source"
+    TEST = "test"
+    CONFIG = "config"
+    DOCS = "docs"
+    OTHER = "other"
+
+
+def categorize(path: str) -> FileCategory:
+    """The category of a repository path (rules in the module docstring)."""
+    p = PurePosixPath(path)
+    name, suffix = p.name.lower(), p.suffix.lower()
+    dirs = {d.lower() for d in p.parts[:-1]}
+    if dirs & _TEST_DIRS or _TEST_NAME.search(p.name):
+        return FileCategory.TEST
+    if (
+        suffix in _CONFIG_EXT
+        or name in _CONFIG_NAMES
+        or (name.startswith("requirements") and suffix == ".txt")
+        or (name.startswith(".") and not suffix)
+        or ".github" in dirs
+    ):
+        return FileCategory.CONFIG
+    if suffix in _DOC_EXT or dirs & _DOC_DIRS or name.startswith(_DOC_PREFIXES):
+        return FileCategory.DOCS
+    if suffix in _SOURCE_EXT:
+        return FileCategory.SOURCE
+    return FileCategory.OTHER
+
+
+class FileChange(BaseModel):
+    """One changed file with `git diff --numstat` semantics."""
+
+    path: str
+    old_path: str | None = None
+    """For a rename: the path before it (`old_path` → `path`)."""
+    insertions: int = 0
+    deletions: int = 0
+    binary: bool = False
+    """numstat printed `-` for a binary file; its line counts are 0."""
+    category: FileCategory
+
+
+class CommitInfo(BaseModel):
+    hexsha: str
+    subject: str
+    committed_at: datetime
+
+
+class GitProgress(BaseModel):
+    """Commits, diff stats and working-tree state of a repository over a range."""
+
+    status: Literal["ok", "no_git", "no_commits"]
+    repo: str
+    reason: str | None = None
+    """Why there is no git evidence (for `no_git`)."""
+    branch: str | None = None
+    base: str | None = None
+    since: datetime | None = None
+    commits: int = 0
+    insertions: int = 0
+    deletions: int = 0
+    files_changed: int = 0
+    files: list[FileChange] = Field(default_factory=list)
+    categories: dict[str, int] = Field(default_factory=dict)
+    """Changed files per category (source, test, config, docs, other)."""
+    last_commit: CommitInfo | None = None
+    staged: list[str] = Field(default_factory=list)
+    unstaged: list[str] = Field(default_factory=list)
+    untracked: list[str] = Field(default_factory=list)
+
+    @property
+    def uncommitted(self) -> list[str]:
+        """Staged and unstaged paths, each once."""
+        return sorted(set(self.staged) | set(self.unstaged))
+
+    @property
+    def renames(self) -> list[FileChange]:
+        return [f for f in self.files if f.old_path]
+
+    @property
+    def binary_files(self) -> list[str]:
+        return [f.path for f in self.files if f.binary]
+
+    @property
+    def touched(self) -> int:
+        """Distinct files committed, changed or created in the range."""
+        return len({f.path for f in self.files} | set(self.uncommitted) | set(self.untracked))
+
+    def summary(self) -> str:
+        """One paragraph for a judge prompt."""
+        if self.status == "no_git":
+            return (
+                f"No git repository at {self.repo} ({self.reason}); rely on terminal output only."
+            )
+        work = _worktree_phrase(self)
+        if self.status == "no_commits":
+            return f"Git repository at {self.repo} has no commits yet. {work}"
+        scope = f"since {self.base}" if self.base else ""
+        if self.since:
+            scope = f"since {self.since.isoformat(timespec='minutes')}"
+        parts = [
+            f"Git ({self.branch or 'detached HEAD'}{', ' + scope if scope else ''}): "
+            f"{self.commits} commit(s); {self.files_changed} file(s) changed "
+            f"(+{self.insertions}/-{self.deletions})"
+        ]
+        if self.categories:
+            parts.append(", ".join(f"{n} {c}" for c, n in self.categories.items()))
+        text = "; ".join(parts) + "."
+        if self.renames:
+            text += (
+                " Renamed: " + ", ".join(f"{f.old_path} -> {f.path}" for f in self.renames) + "."
+            )
+        if self.binary_files:
+            text += " Binary: " + ", ".join(self.binary_files) + "."
+        if self.last_commit:
+            c = self.last_commit
+            text += (
+                f' Last commit {c.hexsha[:8]} "{c.subject}" at '
+                f"{c.committed_at.isoformat(timespec='minutes')}."
+            )
+        return f"{text} {work}"
+
+
+def _worktree_phrase(progress: GitProgress) -> str:
+    def some(paths: list[str]) -> str:
+        shown = ", ".join(paths[:5])
+        return shown + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+
+    bits = []
+    if progress.uncommitted:
+        bits.append(
+            f"Uncommitted: {len(progress.uncommitted)} file(s) ({len(progress.staged)} staged, "
+            f"{len(progress.unstaged)} unstaged): {some(progress.uncommitted)}."
+        )
+    if progress.untracked:
+        bits.append(f"Untracked: {len(progress.untracked)} file(s): {some(progress.untracked)}.")
+    return " ".join(bits) or "Working tree clean."
+
+
+def parse_numstat(raw: str) -> list[FileChange]:
+    """Parse `git diff --numstat -z` output (renames come as `ins\\tdel\\t\\0old\\0new\\0`)."""
+    fields = raw.split("\0")
+    changes: list[FileChange] = []
+    i = 0
+    while i < len(fields):
+        head = fields[i]
+        i += 1
+        if not head.strip():
+            continue
+        ins, dels, path = head.split("\t", 2)
+        old = None
+        if not path:  # rename or copy: the two paths follow as separate fields
+            old, path = fields[i], fields[i + 1]
+            i += 2
+        binary = ins == "-"
+        changes.append(
+            FileChange(
+                path=path,
+                old_path=old,
+                insertions=0 if binary else int(ins),
+                deletions=0 if binary else int(dels),
+                binary=binary,
+                category=categorize(path),
+            )
+        )
+    return changes
+
+
+def parse_porcelain(raw: str) -> tuple[list[str], list[str], list[str]]:
+    """Parse `git status --porcelain=v1 -z` into (staged, unstaged, untracked) paths."""
+    staged: list[str] = []
+    unstaged: list[str] = []
+    untracked: list[str] = []
+    fields = raw.split("\0")
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        x, y, path = entry[0], entry[1], entry[3:]
+        if x in "RC":
+            i += 1  # the rename's source path follows
+        if x == "?":
+            untracked.append(path)
+            continue
+        if x not in " !":
+            staged.append(path)
+        if y not in " !":
+            unstaged.append(path)
+    return staged, unstaged, untracked
+
+
+def _open(path: Path) -> git.Repo | str:
+    try:
+        return git.Repo(path, search_parent_directories=True)
+    except git.NoSuchPathError:
+        return f"{path} does not exist"
+    except git.InvalidGitRepositoryError:
+        return "not a git repository"
+    except git.GitCommandNotFound:
+        return "git is not installed"
+
+
+def _range(repo: git.Repo, since: datetime | None, base: str | None) -> tuple[list[str], str]:
+    """(rev-list args, diff start) for the requested range."""
+    if base:
+        return [f"{base}..HEAD"], repo.git.merge_base(base, "HEAD")
+    if since:
+        shas = repo.git.rev_list(f"--since={since.isoformat()}", "HEAD").split()
+        if not shas:
+            return [f"--since={since.isoformat()}", "HEAD"], "HEAD"
+        oldest = repo.commit(shas[-1])
+        start = oldest.parents[0].hexsha if oldest.parents else EMPTY_TREE
+        return [f"--since={since.isoformat()}", "HEAD"], start
+    return ["HEAD"], EMPTY_TREE
+
+
+def _branch(repo: git.Repo) -> str | None:
+    try:
+        return repo.active_branch.name
+    except TypeError:  # detached HEAD
+        return None
+
+
+def git_progress(
+    repo: Path, *, since: datetime | None = None, base: str | None = None
+) -> GitProgress:
+    """Commits, numstat diff and working-tree state of the repository holding `repo`.
+
+    Args:
+        repo: A directory inside the repository.
+        since: Count only commits newer than this (timezone-aware preferred).
+        base: Compare against this ref (branch, tag or sha) instead.
+
+    Returns:
+        A `GitProgress`; `status` is `no_git` or `no_commits` instead of raising.
+
+    Raises:
+        SourceError: `base` is not a ref of the repository.
+    """
+    opened = _open(Path(repo))
+    if isinstance(opened, str):
+        return GitProgress(status="no_git", repo=str(repo), reason=opened)
+    with opened as r:
+        root = r.working_tree_dir or str(repo)
+        staged, unstaged, untracked = parse_porcelain(
+            r.git.status("--porcelain=v1", "-z", "--untracked-files=all")
+        )
+        common = {"repo": root, "staged": staged, "unstaged": unstaged, "untracked": untracked}
+        if not r.head.is_valid():
+            return GitProgress(status="no_commits", branch=_branch(r), **common)
+        try:
+            revs, start = _range(r, since, base)
+        except git.GitCommandError as exc:
+            raise SourceError(
+                f"git: cannot compare {root} against {base!r}: not a known ref"
+            ) from exc
+        files = parse_numstat(r.git.diff("--numstat", "-z", "-M", start, "HEAD"))
+        head = r.head.commit
+        categories: dict[str, int] = {}
+        for f in files:
+            categories[f.category.value] = categories.get(f.category.value, 0) + 1
+        return GitProgress(
+            status="ok",
+            branch=_branch(r),
+            base=base,
+            since=since,
+            commits=int(r.git.rev_list("--count", *revs)),
+            insertions=sum(f.insertions for f in files),
+            deletions=sum(f.deletions for f in files),
+            files_changed=len(files),
+            files=files,
+            categories=categories,
+            last_commit=CommitInfo(
+                hexsha=head.hexsha,
+                subject=head.summary if isinstance(head.summary, str) else head.summary.decode(),
+                committed_at=head.committed_datetime,
+            ),
+            **common,
+        )

@@ -1,0 +1,496 @@
+"""Write scorecards to Langfuse and keep its score configs in sync with `score_configs/`.
+
+* `sync_configs` creates or updates the seven score configs by name (never duplicates,
+  never deletes) and caches name → id in `$SCORER_HOME/langfuse-configs.json`.
+* `push_scorecard` posts the seven scores in one `POST /api/public/scores` batch with
+  deterministic ids and a stable timestamp, so re-running updates instead of duplicating.
+  A 207 partial answer is reported per item; only items rejected for a transient reason
+  are re-sent, never the whole batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from langfuse.api.commons.types.config_category import ConfigCategory
+from langfuse.api.commons.types.score_config import ScoreConfig as LfScoreConfig
+from langfuse.api.scores.types.create_score_batch_results import CreateScoreBatchResults
+from langfuse.api.scores.types.create_score_request import CreateScoreRequest
+from pydantic import BaseModel, Field
+
+from scorer.errors import ConfigError, SinkError
+from scorer.judge.rubric import Rubric, ScoreConfig, default_rubric
+from scorer.langfuse_client import RETRY, LangfuseClient, get_client
+from scorer.models import DimensionScore, Scorecard
+from scorer.settings import get_settings
+from scorer.sources.langfuse import fetch_observations, session_url
+
+CACHE_FILE = "langfuse-configs.json"
+COMMENT_LIMIT = 2000
+QUOTE_LIMIT = 200
+TRANSIENT_RETRIES = 2
+_TRANSIENT = re.compile(
+    r"timeout|timed out|temporar|unavailable|rate.?limit|too many|try again|overloaded"
+    r"|internal (server )?error|\b(429|500|502|503|504)\b",
+    re.IGNORECASE,
+)
+
+
+# ---------------------------------------------------------------- score configs
+
+
+class SyncReport(BaseModel):
+    """What `sync_configs` found and did."""
+
+    host: str
+    created: list[str] = Field(default_factory=list)
+    updated: dict[str, list[str]] = Field(default_factory=dict)
+    """Config name → fields that drifted from the repo and were updated."""
+    unchanged: list[str] = Field(default_factory=list)
+    unarchived: list[str] = Field(default_factory=list)
+    conflicts: dict[str, str] = Field(default_factory=dict)
+    """Drift that cannot be fixed through the API (the data type of an existing config)."""
+    extra: list[str] = Field(default_factory=list)
+    """Configs on the server that the rubric does not have (never deleted)."""
+    archived: list[str] = Field(default_factory=list)
+    ids: dict[str, str] = Field(default_factory=dict)
+    dry_run: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.updated or self.unarchived or self.archived)
+
+
+def desired_fields(cfg: ScoreConfig) -> dict[str, Any]:
+    """The Langfuse config fields a rubric score should have (SDK argument names)."""
+    fields: dict[str, Any] = {"description": cfg.description}
+    if cfg.data_type == "CATEGORICAL":
+        fields["categories"] = [
+            ConfigCategory(value=float(c.value), label=c.label) for c in cfg.categories
+        ]
+    else:
+        fields["min_value"] = cfg.min_value
+        fields["max_value"] = cfg.max_value
+    return fields
+
+
+def config_drift(cfg: ScoreConfig, server: LfScoreConfig) -> list[str]:
+    """Names of the fields where the server's config differs from the repo (pure)."""
+    want = desired_fields(cfg)
+    drift = []
+    if (server.description or "") != cfg.description:
+        drift.append("description")
+    if "categories" in want:
+        have = sorted((float(c.value), c.label) for c in server.categories or [])
+        if have != sorted((c.value, c.label) for c in want["categories"]):
+            drift.append("categories")
+    else:
+        for key in ("min_value", "max_value"):
+            if getattr(server, key) != want[key]:
+                drift.append(key)
+    return drift
+
+
+def list_configs(client: LangfuseClient, *, limit: int = 100) -> list[LfScoreConfig]:
+    """All score configs of the project (page-based paging)."""
+    configs: list[LfScoreConfig] = []
+    page = 1
+    while True:
+        resp = client.call(
+            client.api.score_configs.get,
+            error=SinkError,
+            what="listing score configs",
+            page=page,
+            limit=limit,
+        )
+        configs.extend(resp.data)
+        if page >= resp.meta.total_pages or not resp.data:
+            return configs
+        page += 1
+
+
+def sync_configs(
+    api: Any = None,
+    rubric: Rubric | None = None,
+    *,
+    archive_extra: bool = False,
+    dry_run: bool = False,
+) -> SyncReport:
+    """Create or update the rubric's score configs in Langfuse, by name, idempotently.
+
+    Args:
+        api: A `LangfuseClient`/`LangfuseAPI`, or None to build one from env vars.
+        rubric: The rubric to push (default: the bundled `score_configs/`).
+        archive_extra: Archive server configs the rubric does not have (no delete exists).
+        dry_run: Only report what would change.
+
+    Returns:
+        A `SyncReport`; the name → id map is also cached in `$SCORER_HOME`.
+    """
+    client = get_client(api)
+    rubric = rubric or default_rubric()
+    report = SyncReport(host=client.host, dry_run=dry_run)
+    by_name: dict[str, LfScoreConfig] = {}
+    # Oldest non-archived first, so a project that already holds duplicates stays stable.
+    for cfg in sorted(list_configs(client), key=lambda c: (c.is_archived, c.created_at)):
+        by_name.setdefault(cfg.name, cfg)
+    for cfg in rubric.scores:
+        _sync_one(client, cfg, by_name.get(cfg.name), report)
+    wanted = {s.name for s in rubric.scores}
+    for name, server in sorted(by_name.items()):
+        if name in wanted:
+            continue
+        report.extra.append(name)
+        if archive_extra and not server.is_archived and not dry_run:
+            client.call(
+                client.api.score_configs.update,
+                server.id,
+                error=SinkError,
+                what=f"archiving score config {name}",
+                is_archived=True,
+            )
+            report.archived.append(name)
+    if not dry_run:
+        _write_cache(client, rubric, report.ids)
+    return report
+
+
+def _sync_one(
+    client: LangfuseClient, cfg: ScoreConfig, server: LfScoreConfig | None, report: SyncReport
+) -> None:
+    fields = desired_fields(cfg)
+    if server is None:
+        report.created.append(cfg.name)
+        if not report.dry_run:
+            made = client.call(
+                client.api.score_configs.create,
+                error=SinkError,
+                what=f"creating score config {cfg.name}",
+                name=cfg.name,
+                data_type=cfg.data_type,
+                **fields,
+            )
+            report.ids[cfg.name] = made.id
+        return
+    report.ids[cfg.name] = server.id
+    if server.data_type != cfg.data_type:
+        report.conflicts[cfg.name] = (
+            f"server has {server.data_type}, repo has {cfg.data_type}; data types cannot be "
+            "changed through the API (rename or archive it in the Langfuse UI)"
+        )
+        return
+    drift = config_drift(cfg, server)
+    update: dict[str, Any] = {k: v for k, v in fields.items() if k in drift}
+    if server.is_archived:
+        report.unarchived.append(cfg.name)
+        update["is_archived"] = False
+    if drift:
+        report.updated[cfg.name] = drift
+    if not update:
+        report.unchanged.append(cfg.name)
+    elif not report.dry_run:
+        client.call(
+            client.api.score_configs.update,
+            server.id,
+            error=SinkError,
+            what=f"updating score config {cfg.name}",
+            **update,
+        )
+
+
+def _cache_path() -> Path:
+    return get_settings().home / CACHE_FILE
+
+
+def _read_cache() -> dict[str, Any]:
+    try:
+        data = json.loads(_cache_path().read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_cache(client: LangfuseClient, rubric: Rubric, ids: dict[str, str], **extra: Any) -> None:
+    data = _read_cache()
+    entry = data.get(client.cache_key, {})
+    entry.update({"rubric_hash": rubric.hash, "configs": ids, **extra})
+    data[client.cache_key] = entry
+    path = _cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True))
+
+
+def config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
+    """name → config id, from the cache when it matches this rubric, else via a sync."""
+    entry = _read_cache().get(client.cache_key, {})
+    ids = entry.get("configs") or {}
+    if entry.get("rubric_hash") == rubric.hash and all(s.name in ids for s in rubric.scores):
+        return ids
+    report = sync_configs(client, rubric)
+    if report.conflicts:
+        name, why = next(iter(report.conflicts.items()))
+        raise ConfigError(f"Langfuse score config {name!r} does not match the repo: {why}")
+    return report.ids
+
+
+def project_id(client: LangfuseClient) -> str | None:
+    """The project of the API key (cached beside the config ids)."""
+    cached = _read_cache().get(client.cache_key, {}).get("project_id")
+    if cached:
+        return cached
+    projects = client.call(client.api.projects.get, error=SinkError, what="reading the project")
+    if not projects.data:
+        return None
+    pid = projects.data[0].id
+    data = _read_cache()
+    data.setdefault(client.cache_key, {})["project_id"] = pid
+    _cache_path().parent.mkdir(parents=True, exist_ok=True)
+    _cache_path().write_text(json.dumps(data, indent=2, sort_keys=True))
+    return pid
+
+
+# ---------------------------------------------------------------- scores
+
+
+class PushResult(BaseModel):
+    """The outcome of pushing one scorecard."""
+
+    session_id: str
+    target: Literal["session", "trace"]
+    trace_id: str | None = None
+    status_code: int | None = None
+    score_ids: dict[str, str] = Field(default_factory=dict)
+    accepted: list[str] = Field(default_factory=list)
+    rejected: dict[str, str] = Field(default_factory=dict)
+    """Score name → the server's message, for items that stayed rejected."""
+    unattributed_errors: list[str] = Field(default_factory=list)
+    """207 error messages that named no item of the batch."""
+    retried: list[str] = Field(default_factory=list)
+    batches: int = 0
+    url: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.rejected and not self.unattributed_errors
+
+
+def score_id(scorecard: Scorecard, name: str, *, target_key: str = "") -> str:
+    """Deterministic score id: the same judge on the same session updates, not duplicates."""
+    seed = "|".join(
+        [
+            scorecard.session_id,
+            name,
+            scorecard.rubric_version,
+            scorecard.judge,
+            scorecard.model or "-",
+            target_key,
+        ]
+    )
+    return hashlib.sha256(seed.encode()).hexdigest()[:32]
+
+
+def _redact(value: Any) -> Any:
+    try:
+        from scorer.prepare.redact import redact_value
+    except ImportError:  # the redactor is optional for this module
+        return value
+    result = redact_value(value)
+    # redact_value returns (value, counts); accept a bare value too.
+    return result[0] if isinstance(result, tuple) and len(result) == 2 else result
+
+
+def _stable_timestamp(scorecard: Scorecard) -> datetime:
+    ts = scorecard.created_at
+    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
+
+
+def score_metadata(scorecard: Scorecard, score: DimensionScore) -> dict[str, Any]:
+    """Evidence refs and everything the score depends on (versions, hashes, cost)."""
+    evidence = [
+        {"event": e.event, "quote": e.quote[:QUOTE_LIMIT], "valid": e.valid} for e in score.evidence
+    ]
+    return {
+        "evidence": _redact(evidence),
+        "normalized": score.normalized,
+        "judge": scorecard.judge,
+        "model": scorecard.model,
+        "prompt_version": scorecard.prompt_version,
+        "prompt_hash": scorecard.prompt_hash,
+        "rubric_version": scorecard.rubric_version,
+        "rubric_hash": scorecard.rubric_hash,
+        "n_chunks": scorecard.n_chunks,
+        "tokens": scorecard.usage.model_dump(),
+        "cost_usd": scorecard.cost_usd,
+        "package_version": scorecard.package_version,
+        "source": scorecard.source,
+        "recommendation": scorecard.recommendation,
+    }
+
+
+def build_score_requests(
+    scorecard: Scorecard,
+    rubric: Rubric,
+    ids: dict[str, str],
+    *,
+    trace_id: str | None = None,
+) -> list[CreateScoreRequest]:
+    """The batch body: one request per rubric score (pure).
+
+    Raises:
+        SinkError: When the scorecard is unscored or misses a score.
+    """
+    if scorecard.status != "scored":
+        raise SinkError(
+            f"refusing to push unscored scorecard for session {scorecard.session_id}: "
+            f"{scorecard.unscored_reason or 'no reason given'}"
+        )
+    missing = [s.name for s in rubric.scores if s.name not in scorecard.scores]
+    if missing:
+        raise SinkError(f"scorecard for {scorecard.session_id} is missing scores {missing}")
+    subject = {"trace_id": trace_id} if trace_id else {"session_id": scorecard.session_id}
+    target_key = f"trace:{trace_id}" if trace_id else ""
+    requests = []
+    for cfg in rubric.scores:
+        score = scorecard.scores[cfg.name]
+        value: float | str = score.value
+        if cfg.data_type == "CATEGORICAL":
+            value = score.label or next(c.label for c in cfg.categories if c.value == score.value)
+        comment = _redact(score.rationale)[:COMMENT_LIMIT] if score.rationale else None
+        requests.append(
+            CreateScoreRequest(
+                id=score_id(scorecard, cfg.name, target_key=target_key),
+                name=cfg.name,
+                value=value,
+                data_type=cfg.data_type,
+                config_id=ids.get(cfg.name),
+                comment=comment,
+                metadata=score_metadata(scorecard, score),
+                timestamp=_stable_timestamp(scorecard),
+                **subject,
+            )
+        )
+    return requests
+
+
+def attribute_errors(
+    batch: list[CreateScoreRequest], errors: list[str]
+) -> tuple[dict[str, str], list[str]]:
+    """Match 207 error messages to items by id (else by name); the rest are unattributed."""
+    by_item: dict[str, str] = {}
+    loose: list[str] = []
+    for message in errors:
+        item = next((r for r in batch if r.id and r.id in message), None)
+        item = item or next(
+            (r for r in batch if re.search(rf"\b{re.escape(r.name)}\b", message)), None
+        )
+        if item is None or item.name in by_item:
+            loose.append(message)
+        else:
+            by_item[item.name] = message
+    return by_item, loose
+
+
+def is_transient(message: str) -> bool:
+    """Whether a per-item rejection looks temporary (worth re-sending that item)."""
+    return bool(_TRANSIENT.search(message))
+
+
+def first_trace_id(client: LangfuseClient, session_id: str) -> str:
+    """The session's first trace: its earliest root observation."""
+    roots = fetch_observations(
+        client, session_id=session_id, is_root_observation=True, fields="core,basic"
+    )
+    if not roots:
+        raise SinkError(f"no traces for session {session_id} in Langfuse at {client.host}")
+    return min(roots, key=lambda o: o.start_time).trace_id or roots[0].id
+
+
+def push_scorecard(
+    scorecard: Scorecard,
+    *,
+    api: Any = None,
+    rubric: Rubric | None = None,
+    target: Literal["session", "trace"] = "session",
+    trace_id: str | None = None,
+) -> PushResult:
+    """Write the seven scores of `scorecard` to Langfuse in one batch.
+
+    Args:
+        api: A `LangfuseClient`/`LangfuseAPI`, or None to build one from env vars.
+        rubric: The rubric the scorecard was judged with (default: bundled).
+        target: "session" (session-level scores) or "trace" (the session's first trace,
+            or `trace_id` when given).
+
+    Returns:
+        A `PushResult` with per-item outcomes and the deep link to the session.
+
+    Raises:
+        SinkError: Unscored scorecard, or the API failed after retries.
+        CredentialsError: The keys were rejected.
+    """
+    client = get_client(api)
+    rubric = rubric or default_rubric()
+    if scorecard.status != "scored":
+        build_score_requests(scorecard, rubric, {})  # raises the refusal
+    ids = config_ids(client, rubric)
+    if target == "trace" and trace_id is None:
+        trace_id = first_trace_id(client, scorecard.session_id)
+    batch = build_score_requests(
+        scorecard, rubric, ids, trace_id=trace_id if target == "trace" else None
+    )
+    result = PushResult(
+        session_id=scorecard.session_id,
+        target=target,
+        trace_id=trace_id,
+        score_ids={r.name: r.id or "" for r in batch},
+    )
+    _send(client, batch, result)
+    pid = project_id(client)
+    result.url = session_url(client.host, pid, scorecard.session_id) if pid else None
+    return result
+
+
+def _send(client: LangfuseClient, batch: list[CreateScoreRequest], result: PushResult) -> None:
+    pending = batch
+    for attempt in range(TRANSIENT_RETRIES + 1):
+        raw = client.call(
+            client.api.scores.with_raw_response.create,
+            error=SinkError,
+            what=f"writing scores for session {result.session_id}",
+            request=pending,
+        )
+        result.batches += 1
+        # The SDK keeps the httpx response private; the status tells 200 (old server) from 202.
+        http = getattr(raw, "_response", None)
+        result.status_code = http.status_code if http is not None else None
+        rejected, loose = _rejections(raw.data, pending)
+        result.accepted.extend(r.name for r in pending if r.name not in rejected)
+        result.unattributed_errors.extend(loose)
+        retry = [r for r in pending if r.name in rejected and is_transient(rejected[r.name])]
+        for r in pending:
+            if r.name in rejected and r not in retry:
+                result.rejected[r.name] = rejected[r.name]
+        if not retry:
+            return
+        if attempt == TRANSIENT_RETRIES:
+            result.rejected.update({r.name: rejected[r.name] for r in retry})
+            return
+        result.retried.extend(r.name for r in retry)
+        _backoff(attempt)
+        pending = retry
+
+
+def _rejections(data: Any, pending: list[CreateScoreRequest]) -> tuple[dict[str, str], list[str]]:
+    if isinstance(data, CreateScoreBatchResults) and data.rejected:
+        return attribute_errors(pending, [e.message for e in data.errors])
+    return {}, []  # 202 Accepted, or 200 from an older server
+
+
+def _backoff(attempt: int, sleep: Callable[[float], None] | None = None) -> None:
+    (sleep or RETRY.sleep)(min(RETRY.base_wait * 2**attempt, RETRY.max_wait))

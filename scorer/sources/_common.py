@@ -1,0 +1,290 @@
+"""Pure helpers shared by the sources: line reading, block conversion, failure detection.
+
+Everything here except `read_jsonl` is pure, so the native and stream-json parsers (and
+the Langfuse/tmux sources) turn the same raw shapes into the same `Event`s.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from scorer.errors import SourceError
+from scorer.models import Event, EventKind, TokenUsage
+
+SYNTHETIC_MODEL = "<synthetic>"
+
+_EXIT_CODE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
+_WS = re.compile(r"\s+")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_BINARY_PROBE = 8192
+
+
+def number_events(events: list[Event], start: int = 1) -> list[Event]:
+    """Give every event a unique 1-based index, depth-first through subagent children.
+
+    Mutates the events in place (copying a 100k-event session would be wasteful) and
+    returns the same list, so `session.events = number_events(events)` reads naturally.
+
+    Args:
+        events: Top-level events in final timeline order.
+        start: The first index to hand out.
+
+    Returns:
+        The same list, numbered.
+    """
+    counter = start
+
+    def walk(items: list[Event]) -> None:
+        nonlocal counter
+        for event in items:
+            event.index = counter
+            counter += 1
+            if event.children:
+                walk(event.children)
+
+    walk(events)
+    return events
+
+
+@dataclass
+class JsonLines:
+    """The decoded lines of a JSONL file and how many could not be decoded."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    bad_lines: int = 0
+    n_lines: int = 0
+
+
+def read_jsonl(path: Path) -> JsonLines:
+    """Read a JSONL file: one dict per line, blank lines ignored, bad lines counted.
+
+    Raises:
+        SourceError: The file cannot be read, looks binary, or is a single JSON
+            document (array/object) rather than JSON lines.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if b"\x00" in data[:_BINARY_PROBE]:
+        raise SourceError(f"{path} is a binary file, not a JSONL transcript")
+    out = JsonLines()
+    for raw in data.splitlines():
+        if not raw.strip():
+            continue
+        out.n_lines += 1
+        try:
+            obj = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            out.bad_lines += 1
+            continue
+        if isinstance(obj, dict):
+            out.records.append(obj)
+        else:
+            out.bad_lines += 1
+    if not out.records and out.bad_lines:
+        raise SourceError(f"{path} is not a JSONL transcript (no line is a JSON object)")
+    return out
+
+
+def parse_ts(value: Any) -> datetime | None:
+    """ISO-8601 timestamp (with `Z`) → aware datetime; None when absent or malformed."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def condense(text: str) -> str:
+    """Collapse all whitespace runs to single spaces (for thinking text)."""
+    return _WS.sub(" ", text).strip()
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def content_text(content: Any) -> str:
+    """Text of a message/tool-result `content`: a string, or a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return "" if content is None else json.dumps(content, ensure_ascii=False)
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict):
+            if block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif block.get("type") == "image":
+                parts.append("[image]")
+            elif block.get("type") == "tool_reference":
+                parts.append(f"[tool: {block.get('tool_name', '?')}]")
+    return "\n".join(parts)
+
+
+def detect_failure(
+    text: str, is_error: Any, tool_use_result: Any = None
+) -> tuple[bool, int | None]:
+    """Decide whether a tool result is a failure, and its exit code when one is stated.
+
+    `is_error` is absent on most results, so the text is checked too: Claude Code
+    reports failures as `Error: ...`/`Exit code N` strings in `toolUseResult` and as
+    `<tool_use_error>` in the result text.
+    """
+    exit_code: int | None = None
+    match = _EXIT_CODE.match(text.lstrip())
+    if not match and isinstance(tool_use_result, str):
+        match = _EXIT_CODE.match(tool_use_result.lstrip())
+    if match:
+        exit_code = int(match.group(1))
+    failed = (
+        is_error is True
+        or (exit_code is not None and exit_code != 0)
+        or "<tool_use_error>" in text[:2000]
+        or (isinstance(tool_use_result, str) and tool_use_result.startswith("Error"))
+    )
+    return failed, exit_code
+
+
+def usage_from(raw: Any) -> TokenUsage:
+    """Anthropic `usage` dict → TokenUsage (missing or odd values count as 0)."""
+    if not isinstance(raw, dict):
+        return TokenUsage()
+
+    def num(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) else 0
+
+    return TokenUsage(
+        input_tokens=num("input_tokens"),
+        output_tokens=num("output_tokens"),
+        cache_read_tokens=num("cache_read_input_tokens"),
+        cache_write_tokens=num("cache_creation_input_tokens"),
+    )
+
+
+def sum_usage(usages: Iterable[TokenUsage]) -> TokenUsage:
+    total = TokenUsage()
+    for usage in usages:
+        total = total + usage
+    return total
+
+
+def assistant_block_events(
+    blocks: Any, *, model: str | None, timestamp: datetime | None, message_id: str | None
+) -> tuple[list[Event], int]:
+    """Events for the content blocks of one assistant line.
+
+    Returns the events and how many thinking blocks were empty/redacted (skipped).
+    """
+    if isinstance(blocks, str):
+        blocks = [{"type": "text", "text": blocks}]
+    if not isinstance(blocks, list):
+        return [], 0
+    events: list[Event] = []
+    skipped_thinking = 0
+    meta = {"message_id": message_id} if message_id else {}
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        common = {"index": 0, "timestamp": timestamp, "model": model, "meta": dict(meta)}
+        if kind == "text":
+            text = str(block.get("text") or "")
+            if text.strip():
+                events.append(Event(kind=EventKind.ASSISTANT, text=text.strip(), **common))
+        elif kind == "thinking":
+            text = condense(str(block.get("thinking") or ""))
+            if text:
+                events.append(Event(kind=EventKind.THINKING, text=text, **common))
+            else:
+                skipped_thinking += 1
+        elif kind == "redacted_thinking":
+            skipped_thinking += 1
+        elif kind in ("tool_use", "server_tool_use"):
+            raw_input = block.get("input")
+            tool_input = raw_input if isinstance(raw_input, dict) else {"input": raw_input}
+            events.append(
+                Event(
+                    kind=EventKind.TOOL_CALL,
+                    tool_name=str(block.get("name") or "?"),
+                    tool_use_id=block.get("id"),
+                    tool_input=tool_input,
+                    **common,
+                )
+            )
+        elif isinstance(kind, str) and kind.endswith("_tool_result"):
+            # Server-side tool results (web search) come back inside the assistant message.
+            events.append(
+                Event(
+                    kind=EventKind.TOOL_RESULT,
+                    tool_use_id=block.get("tool_use_id"),
+                    text=content_text(block.get("content")),
+                    **common,
+                )
+            )
+    return events, skipped_thinking
+
+
+def tool_result_event(
+    block: dict[str, Any],
+    *,
+    tool_use_result: Any,
+    timestamp: datetime | None,
+    tool_names: dict[str, str],
+) -> Event:
+    """One `tool_result` block → TOOL_RESULT event with failure detection applied."""
+    text = content_text(block.get("content"))
+    tool_use_id = block.get("tool_use_id")
+    failed, exit_code = detect_failure(text, block.get("is_error"), tool_use_result)
+    meta: dict[str, Any] = {}
+    if isinstance(tool_use_result, dict) and tool_use_result.get("interrupted"):
+        meta["interrupted"] = True
+    return Event(
+        index=0,
+        kind=EventKind.TOOL_RESULT,
+        timestamp=timestamp,
+        text=text,
+        tool_name=tool_names.get(tool_use_id) if isinstance(tool_use_id, str) else None,
+        tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+        is_error=failed,
+        exit_code=exit_code,
+        meta=meta,
+    )
+
+
+class UsageLedger:
+    """Per-message usage, keeping the LAST snapshot of each `message.id`.
+
+    Split assistant lines carry running usage snapshots; summing them double-counts.
+    """
+
+    def __init__(self) -> None:
+        self._by_message: dict[str, TokenUsage] = {}
+        self.models: list[str] = []
+        self._seen_models: set[str] = set()
+
+    def record(self, message_id: str, usage: Any, model: Any) -> None:
+        if isinstance(usage, dict):
+            self._by_message[message_id] = usage_from(usage)
+        is_real = isinstance(model, str) and model and model != SYNTHETIC_MODEL
+        if is_real and model not in self._seen_models:
+            self._seen_models.add(model)
+            self.models.append(model)
+
+    @property
+    def n_messages(self) -> int:
+        return len(self._by_message)
+
+    def total(self) -> TokenUsage:
+        return sum_usage(self._by_message.values())
