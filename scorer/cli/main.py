@@ -16,10 +16,16 @@ app.command("session", help="Score one session (same as `score-session`).")(scor
 
 
 def _register() -> None:
-    from scorer.cli import configs, scores
+    from scorer.cli import backfill, calibrate, configs, live, scores
 
     app.add_typer(scores.app, name="scores", help="Browse and push stored scores.")
     app.add_typer(configs.app, name="configs", help="Langfuse score configs from score_configs/.")
+    app.command("backfill", help="Score every finished session in a window.")(
+        backfill.backfill_command
+    )
+    app.command("calibrate", help="Agreement with ground truth.")(calibrate.calibrate_command)
+    app.command("resume-prompt", help="Write the next run's prompt.")(live.resume_prompt_command)
+    app.command("assess", help="Write an orientation assessment.")(live.assess_command)
 
 
 _register()

@@ -120,10 +120,16 @@ def scorecard_payload(card: Scorecard) -> dict:
 @handle_errors
 def score_session_command(
     arg: Annotated[str, typer.Argument(help="Transcript path, session id, or tmux session.")],
-    source: Annotated[SourceName, typer.Option(help="Where to read the session.")] = SourceName.auto,
+    source: Annotated[
+        SourceName, typer.Option(help="Where to read the session.")
+    ] = SourceName.auto,
     judge: Annotated[JudgeName, typer.Option(help="llm, heuristic, or auto.")] = JudgeName.auto,
-    model: Annotated[str | None, typer.Option(help="Judge model (default claude-sonnet-5-5).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show summary, signals, chunk plan.")] = False,
+    model: Annotated[
+        str | None, typer.Option(help="Judge model (default claude-sonnet-5-5).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show summary, signals, chunk plan.")
+    ] = False,
     render: Annotated[bool, typer.Option("--render", help="Print the rendered timeline.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
     budget: Annotated[int | None, typer.Option(help="Chunk token budget.")] = None,
@@ -138,9 +144,13 @@ def score_session_command(
     push: Annotated[
         bool | None, typer.Option(help="Write scores to Langfuse (default: when read from it).")
     ] = None,
-    target: Annotated[str, typer.Option(help="Langfuse score target: session or trace.")] = "session",
+    target: Annotated[
+        str, typer.Option(help="Langfuse score target: session or trace.")
+    ] = "session",
     enrich_local: Annotated[bool, typer.Option(help="Langfuse: use the local JSONL too.")] = False,
-    repo: Annotated[Path | None, typer.Option(help="tmux: the git repo the agent works on.")] = None,
+    repo: Annotated[
+        Path | None, typer.Option(help="tmux: the git repo the agent works on.")
+    ] = None,
     since: Annotated[datetime | None, typer.Option(help="tmux: git progress since (ISO).")] = None,
     base: Annotated[str | None, typer.Option(help="tmux: git progress since this commit.")] = None,
     lines: Annotated[int, typer.Option(help="tmux: scrollback lines to capture.")] = 2000,

@@ -88,7 +88,9 @@ def scorecard_view(card: Scorecard) -> Group:
     table.add_column("rationale", overflow="fold", ratio=3)
     table.add_column("evidence", overflow="fold", ratio=1)
     for name, score in card.scores.items():
-        value = score.label or (f"{score.value:.2f}" if name == "overall_quality" else f"{score.value:g}")
+        value = score.label or (
+            f"{score.value:.2f}" if name == "overall_quality" else f"{score.value:g}"
+        )
         refs = " ".join(f"#{e.event}" + ("" if e.valid else "?") for e in score.evidence[:6])
         rationale = (score.rationale or "").strip().splitlines()
         table.add_row(name, value, rationale[0] if rationale else "", refs)

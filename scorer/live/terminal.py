@@ -36,6 +36,9 @@ _TOKEN = re.compile(
 _PROGRESS = re.compile(
     r"\d{1,3}(?:\.\d+)?\s?%|[█▉▊▋▌▍▎▏▓▒░━■]{2,}|\[[#=>\-. ]{4,}\]",
 )
+_BAR_CHARS = frozenset("█▉▊▋▌▍▎▏▓▒░━■")
+# Cheap pre-checks: most captured text has no control bytes and few progress lines.
+_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
 _MAX_BLANK_RUN = 2
 
 
@@ -115,6 +118,8 @@ def _apply_controls(text: str) -> list[str]:
 
 def _progress_key(line: str) -> str | None:
     """The label before a progress state (`Downloading x` in `Downloading x 40%`), or None."""
+    if "%" not in line and "[" not in line and _BAR_CHARS.isdisjoint(line):
+        return None
     m = _PROGRESS.search(line)
     return line[: m.start()].rstrip() if m else None
 
@@ -164,7 +169,7 @@ def clean_terminal(text: str) -> str:
         Clean text without escape or control characters other than `\\n` and `\\t`.
     """
     text = text.replace("\r\n", "\n")
-    if _TOKEN.search(text):
+    if _ANY_CONTROL.search(text):
         lines = _apply_controls(text)
     else:  # already plain (most tmux captures): nothing to play back
         lines = [line.rstrip() for line in text.split("\n")]
@@ -190,6 +195,24 @@ def _row_text(row: dict, columns: int) -> str:
     return "".join(row[x].data for x in range(columns)).rstrip()
 
 
+class _ScrollbackScreen(pyte.Screen):
+    """A screen that keeps, as text, every line scrolled off its top.
+
+    pyte's own HistoryScreen wraps every attribute access (3x slower on real casts) and
+    caps its history; this keeps only what we need.
+    """
+
+    def __init__(self, columns: int, lines: int) -> None:
+        super().__init__(columns, lines)
+        self.scrollback: list[str] = []
+
+    def index(self) -> None:
+        top, bottom = self.margins or (0, self.lines - 1)
+        if top == 0 and self.cursor.y == bottom:  # a whole-screen scroll, not a region
+            self.scrollback.append(_row_text(self.buffer[top], self.columns))
+        super().index()
+
+
 def render_cast(path: Path, *, columns: int | None = None, rows: int | None = None) -> str:
     """Replay an asciinema v2 recording through a terminal emulator and return its text.
 
@@ -208,11 +231,7 @@ def render_cast(path: Path, *, columns: int | None = None, rows: int | None = No
     header, chunks = _read_cast(path)
     columns = columns or int(header.get("width") or 80)
     rows = rows or int(header.get("height") or 24)
-    # A large history with ratio 1.0 so nothing that scrolled off is ever dropped.
-    screen = pyte.HistoryScreen(columns, rows, history=1_000_000, ratio=1.0)
-    stream = pyte.Stream(screen)
-    for chunk in chunks:
-        stream.feed(chunk)
-    history = [_row_text(row, columns) for row in screen.history.top]
+    screen = _ScrollbackScreen(columns, rows)
+    pyte.Stream(screen).feed("".join(chunks))
     visible = [_row_text(screen.buffer[y], columns) for y in range(rows)]
-    return clean_terminal("\n".join(history + visible))
+    return clean_terminal("\n".join(screen.scrollback + visible))

@@ -332,6 +332,15 @@ def _tool_facts(events: list[Event]) -> dict[str, Any]:
     }
 
 
+def _terminal_test_runs(events: list[Event]) -> list[TestRun]:
+    runs = []
+    for event in events:
+        if event.kind == EventKind.TERMINAL and (run := parse_test_output(event.text)):
+            run.call_event = run.result_event = event.index
+            runs.append(run)
+    return runs
+
+
 def compute_signals(session: Session) -> Signals:
     """Compute objective `Signals` for a session (subagent events included).
 
@@ -350,14 +359,19 @@ def compute_signals(session: Session) -> Signals:
         e.index
         for e in events
         if (e.kind == EventKind.TOOL_RESULT and _failed(e))
-        or (e.kind in (EventKind.API_ERROR, EventKind.SYSTEM) and e.is_error)
+        or (e.kind in (EventKind.API_ERROR, EventKind.SYSTEM, EventKind.TERMINAL) and e.is_error)
     ]
+    facts = _tool_facts(events)
+    if not facts["test_runs"]:
+        # terminal sessions (tmux) have no tool calls: their test summaries are in the text
+        facts["test_runs"] = _terminal_test_runs(events)
+        facts["last_test_run"] = facts["test_runs"][-1] if facts["test_runs"] else None
     written = dict.fromkeys(
         p for e in events if e.kind == EventKind.TOOL_CALL and (p := _written_path(e))
     )
     final = _final_message(session)
     return Signals(
-        **_tool_facts(events),
+        **facts,
         error_events=errors,
         files_written=list(written),
         usage=session.usage,

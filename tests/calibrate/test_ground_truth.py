@@ -289,3 +289,12 @@ def test_langfuse_network_error():
     respx.get(f"{BASE}/api/public/v3/scores").mock(side_effect=httpx.ConnectError("refused"))
     with pytest.raises(SourceError, match="ConnectError"):
         load_langfuse_annotations(_api())
+
+
+def test_terminal_bench_ids_join_with_stream_json_source(terminal_bench):
+    from scorer.sources.stream_json import StreamJsonSource
+
+    labels = {lab.meta["task_id"]: lab for lab in load_terminal_bench(terminal_bench)}
+    for task in ("blind-maze-explorer-5x5", "path-tracing"):
+        session = StreamJsonSource(terminal_bench / task / "session.jsonl").load()
+        assert session.session_id == labels[task].session_id

@@ -139,7 +139,7 @@ def test_non_repo_and_missing_dir_are_no_git(tmp_path):
 
 
 def test_parse_numstat_rename_and_binary():
-    raw = "3\t1\t\0old/a.py\0new/a.py\0-\t-\timg.png\010\t0\tdocs/x.md\0"
+    raw = "\x00".join(["3\t1\t", "old/a.py", "new/a.py", "-\t-\timg.png", "10\t0\tdocs/x.md", ""])
     changes = parse_numstat(raw)
     assert [(c.path, c.old_path, c.insertions, c.binary) for c in changes] == [
         ("new/a.py", "old/a.py", 3, False),

@@ -1,0 +1,105 @@
+"""`score-calibrate`: load ground truth, make sure our scores exist, compute agreement.
+
+Ground truth specs:
+    terminal-bench[:PATH]   execution-verified outcomes (label.json files)
+    langfuse                human annotation scores (v3 scores, source=ANNOTATION)
+    FILE                    CSV or JSONL of (session_id, dimension, value, annotator)
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from scorer.calibrate import (
+    CalibrationResult,
+    Label,
+    calibrate,
+    load_file,
+    load_langfuse_annotations,
+    load_terminal_bench,
+)
+from scorer.errors import ConfigError
+from scorer.models import Scorecard
+from scorer.resources import data_dir
+
+JudgeFilter = Literal["heuristic", "llm", "all"]
+
+
+def default_terminal_bench() -> Path:
+    """`SCORER_TERMINAL_BENCH`, else `../shared/data/terminal-bench/...` beside the repo/cwd."""
+    env = os.environ.get("SCORER_TERMINAL_BENCH")
+    if env:
+        return Path(env)
+    tail = Path("shared/data/terminal-bench/claude_code_coder")
+    for root in (data_dir("score_configs").parent.parent, Path.cwd().parent, Path.cwd()):
+        if (root / tail).is_dir():
+            return root / tail
+    raise ConfigError(
+        "terminal-bench data not found: pass terminal-bench:PATH or set SCORER_TERMINAL_BENCH"
+    )
+
+
+def load_ground_truth(spec: str, *, since: datetime | None = None) -> list[Label]:
+    """Labels from a ground-truth spec (see module docstring)."""
+    if spec == "terminal-bench" or spec.startswith("terminal-bench:"):
+        path = Path(spec.split(":", 1)[1]) if ":" in spec else default_terminal_bench()
+        if not path.is_dir():
+            raise ConfigError(f"terminal-bench folder not found: {path}")
+        return load_terminal_bench(path)
+    if spec == "langfuse":
+        from scorer.langfuse_client import make_client
+
+        return load_langfuse_annotations(make_client().api, since=since)
+    path = Path(spec)
+    if not path.is_file():
+        raise ConfigError(f"ground truth {spec!r} is not langfuse, terminal-bench[:PATH] or a file")
+    return load_file(path)
+
+
+def score_missing(
+    labels: list[Label], judge: Literal["heuristic", "llm"], *, model: str | None = None
+) -> int:
+    """Score labelled sessions we have a transcript for but no scorecard from `judge`.
+
+    Returns:
+        How many sessions were scored now.
+    """
+    from scorer.jobs.score import judge_and_store, prepare
+    from scorer.sinks.store import ScoreStore
+    from scorer.sources import resolve
+
+    store = ScoreStore()
+    done = {c.session_id for c in store.scorecards(judge=judge)}
+    scored = 0
+    for label in {lab.session_id: lab for lab in labels}.values():
+        path = label.meta.get("session_path")
+        if label.session_id in done or not path or not Path(path).exists():
+            continue
+        source = resolve(str(path), task=label.meta.get("instruction"))
+        judge_and_store(prepare(source.load()), judge=judge, model=model)
+        scored += 1
+    return scored
+
+
+def run_calibration(
+    labels: list[Label],
+    *,
+    judge: JudgeFilter = "all",
+    model: str | None = None,
+    n_boot: int = 500,
+    since: datetime | None = None,
+) -> CalibrationResult:
+    """Agreement of every stored judge group with the labels (optionally filtered)."""
+    from scorer.sinks.store import ScoreStore
+
+    cards = ScoreStore().scorecards(judge=None if judge == "all" else judge, model=model)
+    cards = [c for c in cards if since is None or c.created_at >= since]
+    return calibrate(_only_labelled(cards, labels), labels, n_boot=n_boot)
+
+
+def _only_labelled(cards: list[Scorecard], labels: list[Label]) -> list[Scorecard]:
+    wanted = {lab.session_id for lab in labels}
+    return [c for c in cards if c.session_id in wanted or set(c.meta.values()) & wanted]

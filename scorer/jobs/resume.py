@@ -1,0 +1,206 @@
+"""Live-session outputs in `<repo>/.scorer/`: evaluation, history, resume prompt, assessment.
+
+    evaluation.json   the latest evaluation (scorecard + git/test/progress evidence)
+    history.jsonl     every evaluation, newest last, capped at `HISTORY_CAP` entries
+    next-prompt.md    the prompt for the agent's next run (`scorer resume-prompt`)
+    assessment.json   orientation: phase, progress, pending, blockers (`scorer assess`)
+
+Every file is written atomically (temp file in the same folder, then rename), so a
+reader never sees half a file and a crash leaves the previous version in place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scorer.errors import SourceError
+from scorer.live.git import GitProgress, git_progress
+from scorer.live.progress import TerminalSignals, estimate_progress
+from scorer.models import Scorecard
+
+if TYPE_CHECKING:
+    from scorer.jobs.score import Prepared
+
+HISTORY_CAP = 100
+DEFAULT_PROMPT_CHARS = 3000
+
+
+def scorer_dir(repo: Path) -> Path:
+    return Path(repo) / ".scorer"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temp file + rename (atomic on POSIX)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def evaluation_record(prepared: Prepared, card: Scorecard) -> dict[str, Any]:
+    """The evaluation as stored: the scorecard plus the live evidence it was based on."""
+    extra = prepared.session.extra
+    return {
+        "evaluated_at": datetime.now(UTC).isoformat(),
+        "session_id": card.session_id,
+        "status": card.status,
+        "overall": card.overall,
+        "recommendation": card.recommendation,
+        "scores": {n: (s.label or s.value) for n, s in card.scores.items()},
+        "accomplishments": card.accomplishments,
+        "failures": card.failures,
+        "summary": card.summary,
+        "phase": extra.get("phase"),
+        "progress_percent": extra.get("progress_percent"),
+        "git": extra.get("git"),
+        "terminal_signals": extra.get("terminal_signals"),
+        "resources": extra.get("resources"),
+        "scorecard": card.model_dump(mode="json"),
+    }
+
+
+def save_evaluation(repo: Path, prepared: Prepared, card: Scorecard) -> Path:
+    """Write evaluation.json (latest) and append to history.jsonl (capped)."""
+    record = evaluation_record(prepared, card)
+    folder = scorer_dir(repo)
+    write_atomic(folder / "evaluation.json", json.dumps(record, indent=2, default=str))
+    history = folder / "history.jsonl"
+    lines = history.read_text(encoding="utf-8").splitlines() if history.exists() else []
+    lines.append(json.dumps(record, default=str))
+    write_atomic(history, "\n".join(lines[-HISTORY_CAP:]) + "\n")
+    return folder / "evaluation.json"
+
+
+def load_evaluation(repo: Path) -> dict[str, Any] | None:
+    path = scorer_dir(repo) / "evaluation.json"
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise SourceError(f"{path} is not valid JSON ({e.msg}); re-run score-session") from e
+
+
+def _tests(evaluation: dict[str, Any] | None) -> TerminalSignals:
+    raw = (evaluation or {}).get("terminal_signals") or {}
+    return TerminalSignals.model_validate(raw)
+
+
+def _since(evaluation: dict[str, Any] | None) -> tuple[datetime | None, str | None]:
+    git = (evaluation or {}).get("git") or {}
+    since = git.get("since")
+    return (datetime.fromisoformat(since) if since else None), git.get("base")
+
+
+def assess(repo: Path) -> dict[str, Any]:
+    """Orientation for whoever picks the work up: phase, progress, pending, blockers."""
+    evaluation = load_evaluation(repo)
+    since, base = _since(evaluation)
+    git = git_progress(Path(repo), since=since, base=base)
+    signals = _tests(evaluation)
+    done = (evaluation or {}).get("accomplishments") or []
+    estimate = estimate_progress(signals, files_touched=git.touched, accomplishments=len(done))
+    tests = signals.tests
+    return {
+        "assessed_at": datetime.now(UTC).isoformat(),
+        "repo": str(repo),
+        "summary": (evaluation or {}).get("summary") or git.summary(),
+        "phase": estimate.phase,
+        "progress_percent": estimate.percent,
+        "progress_parts": estimate.parts,
+        "accomplishments": done,
+        "pending": _pending(evaluation, git, signals),
+        "blockers": signals.error_lines[:10],
+        "file_changes": git.categories,
+        "uncommitted": git.uncommitted,
+        "untracked": git.untracked,
+        "test_status": tests.model_dump() if tests else None,
+        "recommendation": (evaluation or {}).get("recommendation"),
+        "git_status": git.status,
+    }
+
+
+def write_assessment(repo: Path) -> Path:
+    path = scorer_dir(repo) / "assessment.json"
+    write_atomic(path, json.dumps(assess(repo), indent=2, default=str))
+    return path
+
+
+def _pending(
+    evaluation: dict[str, Any] | None, git: GitProgress, signals: TerminalSignals
+) -> list[str]:
+    """Prioritised next steps: failing tests first, then failures, then loose ends."""
+    steps: list[str] = []
+    tests = signals.tests
+    if tests and not tests.ok:
+        steps.append(f"Make the failing tests pass ({tests.failed} failed, {tests.errors} errors).")
+    steps += [f"Fix: {f}" for f in (evaluation or {}).get("failures") or []]
+    if signals.error_lines:
+        steps.append(f"Investigate the last error: {signals.error_lines[-1][:160]}")
+    if tests is None:
+        steps.append("Run the test suite; no test result was seen.")
+    if git.uncommitted or git.untracked:
+        steps.append(
+            f"Review and commit {len(git.uncommitted) + len(git.untracked)} uncommitted file(s)."
+        )
+    return steps
+
+
+def resume_prompt(repo: Path, *, max_chars: int = DEFAULT_PROMPT_CHARS) -> str:
+    """The next run's prompt, built from the latest evaluation and the current state."""
+    orientation = assess(repo)
+    evaluation = load_evaluation(repo) or {}
+    git_files = [f["path"] for f in ((evaluation.get("git") or {}).get("files") or [])]
+    files = list(dict.fromkeys(git_files + orientation["uncommitted"] + orientation["untracked"]))
+    tests = orientation["test_status"]
+    sections = [
+        ("# Resume", [
+            f"Phase: {orientation['phase']} (~{orientation['progress_percent']}% done). "
+            f"Last evaluation: overall {evaluation.get('overall', 'n/a')}, "
+            f"recommendation {evaluation.get('recommendation', 'n/a')}.",
+        ]),
+        ("## Done so far", [f"- {a}" for a in orientation["accomplishments"]] or ["- (nothing recorded)"]),
+        ("## What failed", [f"- {f}" for f in evaluation.get("failures") or []] or ["- nothing recorded"]),
+        ("## Next steps (in order)", [f"{i}. {s}" for i, s in enumerate(orientation["pending"], 1)]
+         or ["1. Confirm the task is complete and summarise."]),
+        ("## Files to look at", [f"- {f}" for f in files[:15]] or ["- (no changed files)"]),
+        ("## How to verify", [
+            "- Re-run the test suite and check the summary line"
+            + (f" (last: {tests['passed']} passed, {tests['failed']} failed)." if tests else "."),
+            "- `git status` should show only intended changes.",
+        ]),
+    ]  # fmt: skip
+    return _fit(sections, max_chars)
+
+
+def _fit(sections: list[tuple[str, list[str]]], max_chars: int) -> str:
+    """Join sections, dropping list items from the end of the longest until it fits."""
+    sections = [(title, list(items)) for title, items in sections]
+
+    def text() -> str:
+        return "\n\n".join(title + "\n" + "\n".join(items) for title, items in sections) + "\n"
+
+    while len(text()) > max_chars:
+        title, items = max(sections, key=lambda s: len("\n".join(s[1])))
+        if len(items) <= 1:
+            return text()[: max_chars - 2] + "…\n"
+        items.pop()
+    return text()
+
+
+def write_resume_prompt(repo: Path, *, max_chars: int = DEFAULT_PROMPT_CHARS) -> Path:
+    path = scorer_dir(repo) / "next-prompt.md"
+    write_atomic(path, resume_prompt(repo, max_chars=max_chars))
+    return path
