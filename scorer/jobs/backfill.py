@@ -246,7 +246,7 @@ def _estimator(model: str) -> Any:
 
     with _EST_LOCK:
         if model not in _ESTIMATORS:
-            _ESTIMATORS[model] = AnthropicJudge(object(), model=model, verify_tokens=False)  # type: ignore[arg-type]
+            _ESTIMATORS[model] = AnthropicJudge(None, model=model, verify_tokens=False)
         return _ESTIMATORS[model]
 
 
@@ -482,12 +482,13 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
                 sid, "skipped", "already scored (same rubric version, model, judge)"
             )
             return SessionResult(session_id=sid, outcome="skipped", reason="already scored")
-        return _score(ctx, ref)
+        attempts = ctx.ledger.bump_attempts(sid)
+        return _score(ctx, ref, attempts)
     except CredentialsError:
         ctx.stop.set()  # every other session would fail the same way
         raise
     except Exception as exc:  # one session never stops the batch
-        attempts = ctx.ledger.bump_attempts(sid)
+        attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
         reason = _reason(exc)
         current = (ctx.ledger.get(sid) or {}).get("state")
         # A stored card that failed to push stays `stored`: the next run pushes it.
@@ -514,7 +515,7 @@ def _resume_write(ctx: Context, ref: SessionRef, state: str) -> SessionResult | 
         or not store.is_scored(ref.session_id, ctx.rubric_version, ctx.judge_model, ctx.opts.judge)
     ):
         return None  # the store has nothing of ours: judge again
-    card = _stored_card(store, ref.session_id)
+    card = _stored_card(ctx, ref.session_id)
     if ctx.services.push is not None and card is not None:
         ctx.services.push(card)
         _mark_pushed(store, card)
@@ -528,30 +529,23 @@ def _resume_write(ctx: Context, ref: SessionRef, state: str) -> SessionResult | 
     )
 
 
-def _stored_card(store: Any, session_id: str) -> Scorecard | None:
-    for name in ("get", "latest", "load"):
-        fn = getattr(store, name, None)
-        if fn is not None:
-            return fn(session_id)
-    return None
+def _stored_card(ctx: Context, session_id: str) -> Scorecard | None:
+    return ctx.services.store.latest(session_id, judge=ctx.opts.judge, model=ctx.judge_model)
 
 
 def _mark_pushed(store: Any, card: Scorecard) -> None:
-    fn = getattr(store, "mark_pushed", None)
-    if fn is not None:
-        fn(card)
+    store.mark_pushed(card.session_id, card.judge, card.model, card.rubric_version)
 
 
-def _score(ctx: Context, ref: SessionRef) -> SessionResult:
+def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     from scorer.jobs.score import prepare
 
     sid = ref.session_id
-    attempts = ctx.ledger.bump_attempts(sid)
     prepared = prepare(ctx.services.load(ref))
     ctx.ledger.set_state(sid, "fetched")
-    estimate = (
-        estimate_prepared(prepared, model=ctx.model).cost_usd if ctx.opts.judge == "llm" else 0.0
-    )
+    # Counting tokens holds the GIL; only pay for it when a cap needs the estimate.
+    needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None
+    estimate = estimate_prepared(prepared, model=ctx.model).cost_usd if needs_estimate else 0.0
     if not ctx.budget.reserve(estimate):
         ctx.ledger.set_state(sid, "discovered", "cost cap reached")
         return SessionResult(
@@ -708,13 +702,17 @@ def _with_unfinished(
 def _run_pool(ctx: Context, refs: list[SessionRef], show: bool) -> list[SessionResult]:
     worker = estimate_one if ctx.opts.dry_run else process
     if ctx.opts.batch_api and not ctx.opts.dry_run:
-        from scorer.jobs.batches import run_batches
-
-        return run_batches(ctx, refs)
+        # Not built yet: see the report; dry runs already price at the batch rate.
+        raise ConfigError(
+            "--batch-api is not implemented yet (use --dry-run --batch-api to price it)"
+        )
     results: list[SessionResult] = []
-    with _progress(show, len(refs), ctx.opts.dry_run) as bar, ThreadPoolExecutor(
-        max_workers=max(1, ctx.opts.concurrency), thread_name_prefix="backfill"
-    ) as pool:
+    with (
+        _progress(show, len(refs), ctx.opts.dry_run) as bar,
+        ThreadPoolExecutor(
+            max_workers=max(1, ctx.opts.concurrency), thread_name_prefix="backfill"
+        ) as pool,
+    ):
         futures = [pool.submit(worker, ctx, ref) for ref in refs]
         try:
             for fut in futures:

@@ -104,7 +104,8 @@ class RateLimiter:
             if self._tokens >= 1:
                 self._tokens -= 1
                 return 0.0
-            return (1 - self._tokens) / self.rate
+            # Floor the wait: a float-dust deficit must not spin on a tiny sleep.
+            return max((1 - self._tokens) / self.rate, 0.001)
 
     def pause(self, seconds: float) -> None:
         """Hold every worker of this API for `seconds` (extends, never shortens, a pause)."""

@@ -193,10 +193,10 @@ def _fit(sections: list[tuple[str, list[str]]], max_chars: int) -> str:
         return "\n\n".join(title + "\n" + "\n".join(items) for title, items in sections) + "\n"
 
     while len(text()) > max_chars:
-        title, items = max(sections, key=lambda s: len("\n".join(s[1])))
-        if len(items) <= 1:
+        shrinkable = [items for _, items in sections if len(items) > 1]
+        if not shrinkable:
             return text()[: max_chars - 2] + "…\n"
-        items.pop()
+        max(shrinkable, key=lambda items: len("\n".join(items))).pop()
     return text()
 
 

@@ -22,6 +22,9 @@ from scorer.settings import get_settings
 from scorer.sources.base import SessionSource
 
 JudgeChoice = Literal["auto", "llm", "heuristic"]
+RECHUNK_ATTEMPTS = 2
+RECHUNK_SHRINK = 0.8
+MIN_BUDGET = 8_000
 
 
 @dataclass
@@ -119,15 +122,37 @@ def judge_prepared(
         from scorer.judge.heuristic import HeuristicJudge
 
         return HeuristicJudge(rubric=rubric).judge(session, prepared.signals, prepared.chunks)
-    from scorer.judge.anthropic import AnthropicJudge
+    from scorer.judge.anthropic import AnthropicJudge, ContextWindowExceeded
 
     judge = AnthropicJudge(client, model=model or get_settings().model, rubric=rubric)
+    for _ in range(RECHUNK_ATTEMPTS):
+        try:
+            return judge.judge(
+                prepared.header,
+                prepared.chunks,
+                session_id=session.session_id,
+                source=session.source.value,
+            )
+        except ContextWindowExceeded as exc:
+            rechunk(prepared, exc)
     return judge.judge(
-        prepared.header,
-        prepared.chunks,
-        session_id=session.session_id,
-        source=session.source.value,
+        prepared.header, prepared.chunks, session_id=session.session_id, source=session.source.value
     )
+
+
+def rechunk(prepared: Prepared, exc) -> None:
+    """Shrink the budget so the offending request fits (Claude counts more than tiktoken)."""
+    ratio = exc.limit / exc.tokens if exc.tokens else RECHUNK_SHRINK
+    prepared.budget = max(MIN_BUDGET, int(prepared.budget * min(ratio, 1.0) * RECHUNK_SHRINK))
+    counter = TokenCounter(get_settings().token_safety_factor)
+    prepared.chunks = chunk_events(
+        prepared.header,
+        prepared.events,
+        budget=prepared.budget,
+        overlap=prepared.overlap,
+        counter=counter,
+    )
+    prepared.notes.append(f"re-chunked to a {prepared.budget:,}-token budget: {exc}")
 
 
 def judge_and_store(

@@ -5,7 +5,7 @@ Two entry points:
 - `clean_terminal(text)` (pure) for captured pane text or logs: drops escape sequences
   and control bytes, applies carriage-return / backspace / erase-line overwrites the way a
   terminal line would, collapses progress-bar redraws to their final state and strips
-  trailing whitespace. It is idempotent: `clean_terminal(clean_terminal(x)) == x'`.
+  trailing whitespace. It is idempotent: cleaning clean text changes nothing.
 - `render_cast(path)` for raw asciinema v2 recordings, which move the cursor around the
   whole screen; regexes cannot undo that, so the output is replayed through the `pyte`
   terminal emulator and the scrollback history plus the final screen are returned.

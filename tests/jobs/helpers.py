@@ -30,7 +30,9 @@ _JUDGE_TESTS = Path(__file__).resolve().parents[1] / "judge"
 def _fake_anthropic():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_fake_anthropic_for_jobs", _JUDGE_TESTS / "fake_anthropic.py")
+    spec = importlib.util.spec_from_file_location(
+        "_fake_anthropic_for_jobs", _JUDGE_TESTS / "fake_anthropic.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
@@ -43,7 +45,9 @@ FA = _fake_anthropic()
 # --- transcripts ---------------------------------------------------------------------
 
 
-def transcript_lines(session_id: str, start: datetime, n_steps: int = 3, task: str = "fix the failing test") -> list[dict]:
+def transcript_lines(
+    session_id: str, start: datetime, n_steps: int = 3, task: str = "fix the failing test"
+) -> list[dict]:
     """A small native Claude Code transcript: prompt, tool calls with results, final text."""
     lines: list[dict] = []
     parent = None
@@ -53,9 +57,16 @@ def transcript_lines(session_id: str, start: datetime, n_steps: int = 3, task: s
         nonlocal parent, t
         t += timedelta(seconds=5)
         rec = {
-            "type": kind, "sessionId": session_id, "uuid": str(uuid.uuid4()), "parentUuid": parent,
-            "timestamp": t.isoformat().replace("+00:00", "Z"), "cwd": "/home/dev/proj",
-            "gitBranch": "main", "version": "2.1.0", "isSidechain": False, "userType": "external",
+            "type": kind,
+            "sessionId": session_id,
+            "uuid": str(uuid.uuid4()),
+            "parentUuid": parent,
+            "timestamp": t.isoformat().replace("+00:00", "Z"),
+            "cwd": "/home/dev/proj",
+            "gitBranch": "main",
+            "version": "2.1.0",
+            "isSidechain": False,
+            "userType": "external",
             "message": message,
         }
         parent = rec["uuid"]
@@ -64,23 +75,63 @@ def transcript_lines(session_id: str, start: datetime, n_steps: int = 3, task: s
     lines.append(env("user", {"role": "user", "content": task}))
     for i in range(n_steps):
         tid = f"toolu_{session_id[:8]}_{i}"
-        lines.append(env("assistant", {
-            "id": f"msg_{session_id[:8]}_{i}", "type": "message", "role": "assistant", "model": "claude-sonnet-5-5",
-            "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": f"pytest -k case{i}"}}],
-            "stop_reason": "tool_use", "usage": {"input_tokens": 100, "output_tokens": 20},
-        }))
-        lines.append(env("user", {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": tid, "content": f"{i} passed in 0.1s", "is_error": False}
-        ]}))
-    lines.append(env("assistant", {
-        "id": f"msg_{session_id[:8]}_end", "type": "message", "role": "assistant", "model": "claude-sonnet-5-5",
-        "content": [{"type": "text", "text": "All tests pass now."}], "stop_reason": "end_turn",
-        "usage": {"input_tokens": 120, "output_tokens": 10},
-    }))
+        lines.append(
+            env(
+                "assistant",
+                {
+                    "id": f"msg_{session_id[:8]}_{i}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-5-5",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": tid,
+                            "name": "Bash",
+                            "input": {"command": f"pytest -k case{i}"},
+                        }
+                    ],
+                    "stop_reason": "tool_use",
+                    "usage": {"input_tokens": 100, "output_tokens": 20},
+                },
+            )
+        )
+        lines.append(
+            env(
+                "user",
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": tid,
+                            "content": f"{i} passed in 0.1s",
+                            "is_error": False,
+                        }
+                    ],
+                },
+            )
+        )
+    lines.append(
+        env(
+            "assistant",
+            {
+                "id": f"msg_{session_id[:8]}_end",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-5-5",
+                "content": [{"type": "text", "text": "All tests pass now."}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 120, "output_tokens": 10},
+            },
+        )
+    )
     return lines
 
 
-def make_projects(root: Path, n: int, *, age: timedelta = timedelta(hours=2), project: str = "-home-dev-proj") -> list[str]:
+def make_projects(
+    root: Path, n: int, *, age: timedelta = timedelta(hours=2), project: str = "-home-dev-proj"
+) -> list[str]:
     """Write `n` transcripts under `root/project/`, mtimes `age` ago; returns the ids."""
     folder = root / project
     folder.mkdir(parents=True, exist_ok=True)
@@ -127,21 +178,41 @@ class FakeStore:
 
     def save(self, card: Scorecard) -> None:
         with self._db() as db:
-            db.execute("DELETE FROM fake_scores WHERE session_id = ? AND rubric_version = ? AND model IS ? AND judge = ?",
-                       (card.session_id, card.rubric_version, card.model, card.judge))
-            db.executemany("INSERT INTO fake_scores VALUES (?, ?, ?, ?, ?, ?, ?)", [
-                (card.session_id, n, card.rubric_version, card.model, card.judge, s.value, card.model_dump_json())
-                for n, s in card.scores.items()])
+            db.execute(
+                "DELETE FROM fake_scores WHERE session_id = ? AND rubric_version = ? AND model IS ? AND judge = ?",
+                (card.session_id, card.rubric_version, card.model, card.judge),
+            )
+            db.executemany(
+                "INSERT INTO fake_scores VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        card.session_id,
+                        n,
+                        card.rubric_version,
+                        card.model,
+                        card.judge,
+                        s.value,
+                        card.model_dump_json(),
+                    )
+                    for n, s in card.scores.items()
+                ],
+            )
 
-    def is_scored(self, session_id: str, rubric_version: str, model: str | None, judge: str) -> bool:
+    def is_scored(
+        self, session_id: str, rubric_version: str, model: str | None, judge: str
+    ) -> bool:
         with self._db() as db:
-            row = db.execute("SELECT 1 FROM fake_scores WHERE session_id = ? AND rubric_version = ? AND model IS ? AND judge = ?",
-                             (session_id, rubric_version, model, judge)).fetchone()
+            row = db.execute(
+                "SELECT 1 FROM fake_scores WHERE session_id = ? AND rubric_version = ? AND model IS ? AND judge = ?",
+                (session_id, rubric_version, model, judge),
+            ).fetchone()
         return row is not None
 
     def get(self, session_id: str) -> Scorecard | None:
         with self._db() as db:
-            row = db.execute("SELECT card FROM fake_scores WHERE session_id = ? LIMIT 1", (session_id,)).fetchone()
+            row = db.execute(
+                "SELECT card FROM fake_scores WHERE session_id = ? LIMIT 1", (session_id,)
+            ).fetchone()
         return Scorecard.model_validate_json(row[0]) if row else None
 
 
@@ -150,10 +221,14 @@ def score_counts(path: Path) -> Counter:
     db = sqlite3.connect(path)
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "fake_scores" in tables:
-        rows = db.execute("SELECT session_id, COUNT(*) FROM fake_scores GROUP BY session_id").fetchall()
+        rows = db.execute(
+            "SELECT session_id, COUNT(*) FROM fake_scores GROUP BY session_id"
+        ).fetchall()
     else:
         table = next(t for t in ("scores", "score_values", "dimension_scores") if t in tables)
-        rows = db.execute(f"SELECT session_id, COUNT(*) FROM {table} GROUP BY session_id").fetchall()
+        rows = db.execute(
+            f"SELECT session_id, COUNT(*) FROM {table} GROUP BY session_id"
+        ).fetchall()
     db.close()
     return Counter(dict(rows))
 
@@ -171,7 +246,9 @@ class FakeJudgeServer:
         batch_polls: How many `retrieve` calls a batch stays `in_progress`.
     """
 
-    def __init__(self, latency: float = 0.0, faults: list[int] | None = None, batch_polls: int = 1) -> None:
+    def __init__(
+        self, latency: float = 0.0, faults: list[int] | None = None, batch_polls: int = 1
+    ) -> None:
         from scorer.prepare.tokens import TokenCounter
 
         self.latency = latency
@@ -190,12 +267,14 @@ class FakeJudgeServer:
             def log_message(self, *a: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+            def do_POST(self) -> None:
+                body = json.loads(
+                    self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}"
+                )
                 status, payload, headers = server.handle_post(self.path, body)
                 self._send(status, payload, headers)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 status, payload, headers = server.handle_get(self.path)
                 self._send(status, payload, headers)
 
@@ -225,7 +304,9 @@ class FakeJudgeServer:
     def reply_for(self, body: dict) -> dict:
         """A valid Message for a request (notes or scoring, judged by its schema)."""
         system = "".join(b["text"] for b in body.get("system", []))
-        text = system + "".join(m["content"] for m in body["messages"] if isinstance(m["content"], str))
+        text = system + "".join(
+            m["content"] for m in body["messages"] if isinstance(m["content"], str)
+        )
         tokens = self.counter.count(text)
         schema = json.dumps(body.get("output_config", {}))
         payload = FA.notes_payload() if '"progress"' in schema else FA.valid_scoring_payload()
@@ -263,11 +344,20 @@ class FakeJudgeServer:
         n = len(self.batches[bid]["requests"])
         done = status == "ended"
         return {
-            "id": bid, "type": "message_batch", "processing_status": status,
-            "request_counts": {"processing": 0 if done else n, "succeeded": n if done else 0,
-                               "errored": 0, "canceled": 0, "expired": 0},
-            "created_at": "2026-11-22T00:00:00Z", "expires_at": "2026-11-23T00:00:00Z",
-            "ended_at": "2026-11-22T00:10:00Z" if done else None, "archived_at": None,
+            "id": bid,
+            "type": "message_batch",
+            "processing_status": status,
+            "request_counts": {
+                "processing": 0 if done else n,
+                "succeeded": n if done else 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": "2026-11-22T00:00:00Z",
+            "expires_at": "2026-11-23T00:00:00Z",
+            "ended_at": "2026-11-22T00:10:00Z" if done else None,
+            "archived_at": None,
             "cancel_initiated_at": None,
             "results_url": f"{self.url}/v1/messages/batches/{bid}/results" if done else None,
         }
@@ -277,7 +367,12 @@ class FakeJudgeServer:
         if parts[-1] == "results":
             bid = parts[-2]
             lines = [
-                json.dumps({"custom_id": r["custom_id"], "result": {"type": "succeeded", "message": self.reply_for(r["params"])}})
+                json.dumps(
+                    {
+                        "custom_id": r["custom_id"],
+                        "result": {"type": "succeeded", "message": self.reply_for(r["params"])},
+                    }
+                )
                 for r in self.batches[bid]["requests"]
             ]
             return 200, ("\n".join(lines) + "\n").encode(), {"content-type": "application/binary"}

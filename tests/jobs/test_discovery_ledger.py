@@ -23,7 +23,12 @@ from scorer.jobs.discovery import (
     subwindows,
 )
 from scorer.jobs.ledger import Ledger, run_key
-from scorer.jobs.ratelimit import LimitedTransport, RateLimiter, limited_httpx2_client, retry_after_seconds
+from scorer.jobs.ratelimit import (
+    LimitedTransport,
+    RateLimiter,
+    limited_httpx2_client,
+    retry_after_seconds,
+)
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -45,7 +50,9 @@ def test_local_discovery_window_idle_and_agents(tmp_path):
 
 
 def test_observation_filter_puts_everything_in_filter():
-    conds = observation_filter(NOW - timedelta(days=1), NOW, tags=["a", "b"], environment="prod", user="u1")
+    conds = observation_filter(
+        NOW - timedelta(days=1), NOW, tags=["a", "b"], environment="prod", user="u1"
+    )
     cols = {(c["column"], c["operator"]) for c in conds}
     assert ("startTime", ">=") in cols and ("startTime", "<") in cols
     assert ("isRootObservation", "=") in cols and ("tags", "all of") in cols
@@ -54,7 +61,9 @@ def test_observation_filter_puts_everything_in_filter():
 
 
 def test_subwindows_overlap_and_cover():
-    wins = subwindows(NOW - timedelta(days=3), NOW, step=timedelta(days=1), overlap=timedelta(minutes=5))
+    wins = subwindows(
+        NOW - timedelta(days=3), NOW, step=timedelta(days=1), overlap=timedelta(minutes=5)
+    )
     assert len(wins) == 3 and wins[0][0] == NOW - timedelta(days=3) and wins[-1][1] == NOW
     assert wins[1][0] == wins[0][1] - timedelta(minutes=5)
     with pytest.raises(ConfigError):
@@ -62,8 +71,16 @@ def test_subwindows_overlap_and_cover():
 
 
 def _obs(oid, sid, start, end=None):
-    return {"id": oid, "traceId": f"t-{oid}", "sessionId": sid, "startTime": start.isoformat(),
-            "endTime": (end or start).isoformat(), "type": "SPAN", "projectId": "p", "isRootObservation": True}
+    return {
+        "id": oid,
+        "traceId": f"t-{oid}",
+        "sessionId": sid,
+        "startTime": start.isoformat(),
+        "endTime": (end or start).isoformat(),
+        "type": "SPAN",
+        "projectId": "p",
+        "isRootObservation": True,
+    }
 
 
 def test_langfuse_discovery_pages_dedupes_and_groups():
@@ -97,7 +114,9 @@ def test_langfuse_discovery_pages_dedupes_and_groups():
     assert found.active == ["active"] and found.without_session == 1
     assert found.observations == 32  # each observation once despite overlapping windows
     assert sum(len(r.trace_ids) for r in found.sessions) == 30
-    assert found.pages > 3 and all(any(c["column"] == "isRootObservation" for c in f) for f in seen_filters)
+    assert found.pages > 3 and all(
+        any(c["column"] == "isRootObservation" for c in f) for f in seen_filters
+    )
 
 
 def test_select_shard_sample_fraction_are_deterministic():
@@ -107,9 +126,14 @@ def test_select_shard_sample_fraction_are_deterministic():
     assert len({r.session_id for s in shards for r in s}) == 200
     assert all(in_shard(r.session_id, (1, 4)) for r in shards[1])
     a = select(refs, sample=10, seed=3)
-    assert [r.session_id for r in a] == [r.session_id for r in select(list(reversed(refs)), sample=10, seed=3)][::-1] or \
-        {r.session_id for r in a} == {r.session_id for r in select(list(reversed(refs)), sample=10, seed=3)}
-    assert len(a) == 10 and {r.session_id for r in a} != {r.session_id for r in select(refs, sample=10, seed=4)}
+    assert [r.session_id for r in a] == [
+        r.session_id for r in select(list(reversed(refs)), sample=10, seed=3)
+    ][::-1] or {r.session_id for r in a} == {
+        r.session_id for r in select(list(reversed(refs)), sample=10, seed=3)
+    }
+    assert len(a) == 10 and {r.session_id for r in a} != {
+        r.session_id for r in select(refs, sample=10, seed=4)
+    }
     frac = select(refs, fraction=0.25, seed=1)
     assert 30 < len(frac) < 70
     assert len(select(refs, limit=5)) == 5
@@ -147,7 +171,11 @@ def test_retry_after_parsing():
 def test_limiter_pauses_all_workers_on_429():
     clock = [0.0]
     slept = []
-    lim = RateLimiter(rate=0, clock=lambda: clock[0], sleep=lambda s: (slept.append(s), clock.__setitem__(0, clock[0] + s)))
+    lim = RateLimiter(
+        rate=0,
+        clock=lambda: clock[0],
+        sleep=lambda s: (slept.append(s), clock.__setitem__(0, clock[0] + s)),
+    )
 
     def handler(request):
         return httpx2.Response(429, headers={"retry-after": "3"}, json={})
@@ -161,8 +189,13 @@ def test_limiter_pauses_all_workers_on_429():
 
 def test_token_bucket_rate():
     clock = [0.0]
-    lim = RateLimiter(rate=10, burst=2, clock=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s))
+    lim = RateLimiter(
+        rate=10, burst=2, clock=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s)
+    )
     for _ in range(12):
         lim.acquire()
     assert clock[0] == pytest.approx(1.0, abs=0.01)  # 2 burst + 10 at 10/s
-    assert isinstance(LimitedTransport(httpx2.MockTransport(lambda r: httpx2.Response(200)), lim), LimitedTransport)
+    assert isinstance(
+        LimitedTransport(httpx2.MockTransport(lambda r: httpx2.Response(200)), lim),
+        LimitedTransport,
+    )
