@@ -1,12 +1,12 @@
 """Typed errors. They become one-line messages only at the CLI.
 
-    ScorerError
-    ├── ConfigError        bad score config, prompt file or option
-    ├── CredentialsError   a missing/rejected key; names the env var to check
-    ├── SourceError        a session could not be found or read
-    │   └── EmptySessionError
-    ├── JudgeError         the judge API failed for good (after retries)
-    └── SinkError          a store / Langfuse write failed
+ScorerError
+├── ConfigError        bad score config, prompt file or option
+├── CredentialsError   a missing/rejected key; names the env var to check
+├── SourceError        a session could not be found or read
+│   └── EmptySessionError
+├── JudgeError         the judge API failed for good (after retries)
+└── SinkError          a store / Langfuse write failed
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx2
-
 from judge.fake_anthropic import FakeAnthropic
 
 
@@ -18,7 +17,7 @@ def serve(fake: FakeAnthropic) -> Iterator[str]:
     """Run a server on 127.0.0.1 (free port) for the duration; yields its base URL."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             request = httpx2.Request(
                 "POST",

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import CC_PROJECTS, REPO, SPOTTER, TERMINAL_BENCH, require
+from conftest import CC_PROJECTS, REPO, TERMINAL_BENCH, require
 from judge.fake_anthropic import FakeAnthropic, message_response, valid_scoring_payload
 from loopback import serve
 from typer.testing import CliRunner
