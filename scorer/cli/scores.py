@@ -1,19 +1,21 @@
-"""`scorer scores ...`: browse the local score store."""
+"""`scorer scores ...`: browse the local score store and push it to Langfuse."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from scorer.cli._common import fail, handle_errors, out, print_json
+from scorer.cli._common import err, fail, handle_errors, one_line, out, print_json
 from scorer.cli.views import scorecard_view
-from scorer.errors import SourceError
+from scorer.errors import ConfigError, CredentialsError, SinkError, SourceError
+from scorer.models import Scorecard
 from scorer.sinks.store import RunSummary, ScoreStore
 
 app = typer.Typer(
-    help="Browse stored scores (the local SQLite store under $SCORER_HOME).",
+    help="Browse stored scores (the local SQLite store under $SCORER_HOME); push them to Langfuse.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -101,3 +103,121 @@ def show_command(
         print_json(card.model_dump(mode="json"))
     else:
         out.print(scorecard_view(card))
+
+
+class PushTarget(StrEnum):
+    session = "session"
+    trace = "trace"
+
+
+def push_candidates(
+    cards: list[Scorecard],
+    push_errors: dict[tuple[str, str, str | None, str], str | None],
+    *,
+    session: str | None = None,
+    everything: bool = False,
+) -> list[Scorecard]:
+    """Which unpushed scorecards to send (pure).
+
+    Unscored cards are never sent. By default only cards meant for Langfuse are: ones
+    judged from a Langfuse session, or whose earlier push failed (an error is recorded).
+    `everything` adds local sessions never pushed; `session` narrows to one session id.
+    """
+    chosen = []
+    for card in cards:
+        if card.status != "scored":
+            continue
+        if session is not None and card.session_id != session:
+            continue
+        attempted = push_errors.get(_identity(card)) is not None
+        if everything or session is not None or attempted or card.source == "langfuse":
+            chosen.append(card)
+    return chosen
+
+
+def _identity(card: Scorecard) -> tuple[str, str, str | None, str]:
+    return (card.session_id, card.judge, card.model, card.rubric_version)
+
+
+def _push_errors(store: ScoreStore) -> dict[tuple[str, str, str | None, str], str | None]:
+    runs = store.list_runs(limit=1_000_000)
+    return {
+        (r.session_id, r.judge, r.model, r.rubric_version): r.push_error
+        for r in runs
+        if r.pushed_at is None
+    }
+
+
+@app.command("push")
+@handle_errors
+def push_command(
+    session: Annotated[
+        str | None, typer.Option(help="Only this session id (or a unique prefix).")
+    ] = None,
+    everything: Annotated[
+        bool,
+        typer.Option("--all", help="Also local sessions never meant for Langfuse."),
+    ] = False,
+    target: Annotated[
+        PushTarget, typer.Option(help="Langfuse score target: session or trace.")
+    ] = PushTarget.session,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be pushed; send nothing.")
+    ] = False,
+) -> None:
+    """Send stored scorecards that are not in Langfuse yet (e.g. after an outage).
+
+    Each success is marked pushed; a failure is recorded on the run (it stays unpushed
+    and is retried next time). Exits 1 when any push failed.
+    """
+    with ScoreStore() as store:
+        session_id = resolve_session(store, session) if session else None
+        cards = push_candidates(
+            store.unpushed(), _push_errors(store), session=session_id, everything=everything
+        )
+        if not cards:
+            err.print("nothing to push")
+            return
+        if dry_run:
+            for card in cards:
+                out.print(f"would push {_label(card)}", highlight=False)
+            err.print(f"{len(cards)} scorecard(s) would be pushed (--dry-run: nothing sent)")
+            return
+        failed = _push_all(store, cards, target.value)
+    pushed = len(cards) - failed
+    err.print(f"pushed {pushed} of {len(cards)} scorecard(s) to Langfuse")
+    if failed:
+        raise fail(f"{failed} push(es) failed and stay queued: run `scorer scores push` again")
+
+
+def _label(card: Scorecard) -> str:
+    return f"{card.session_id} ({card.judge}{'/' + card.model if card.model else ''})"
+
+
+def _push_all(store: ScoreStore, cards: list[Scorecard], target: str) -> int:
+    """Push each card, recording the outcome in the store; returns how many failed.
+
+    Missing or rejected credentials stop the loop: every other card would fail the same way.
+    """
+    from scorer.cli.session import push_problem
+    from scorer.sinks.langfuse import push_scorecard
+
+    failed = 0
+    for i, card in enumerate(cards):
+        try:
+            result = push_scorecard(card, target=target)  # type: ignore[arg-type]
+            problem = None if result.ok else push_problem(result)
+        except CredentialsError as exc:
+            for rest in cards[i:]:
+                store.mark_pushed(*_identity(rest), error=one_line(exc))
+            raise
+        except (SinkError, ConfigError) as exc:
+            problem = one_line(exc)
+        if problem is None:
+            store.mark_pushed(*_identity(card))
+            out.print(f"pushed {_label(card)}", highlight=False)
+        else:
+            failed += 1
+            store.mark_pushed(*_identity(card), error=problem)
+            err.print(f"[red]failed[/] {_label(card)}: {problem}", highlight=False)
+    return failed

@@ -15,6 +15,7 @@ from scorer.cli._common import (
     err,
     fail,
     handle_errors,
+    one_line,
     out,
     print_json,
 )
@@ -50,6 +51,7 @@ def build_source(
     since: datetime | None = None,
     base: str | None = None,
     lines: int = 2000,
+    tmux_socket: str | None = None,
 ) -> SessionSource:
     """Pick the source for ARG: local files/ids first, Langfuse and tmux when asked."""
     from scorer.settings import get_settings
@@ -58,7 +60,15 @@ def build_source(
     if source == SourceName.tmux:
         from scorer.sources.tmux import TmuxSource
 
-        return TmuxSource(arg, repo=repo, since=since, base=base, prompt=task, lines=lines)
+        return TmuxSource(
+            arg,
+            repo=repo,
+            since=since,
+            base=base,
+            prompt=task,
+            lines=lines,
+            socket_name=tmux_socket,
+        )
     if source == SourceName.langfuse or (
         source == SourceName.auto
         and get_settings().langfuse_configured
@@ -154,6 +164,10 @@ def score_session_command(
     since: Annotated[datetime | None, typer.Option(help="tmux: git progress since (ISO).")] = None,
     base: Annotated[str | None, typer.Option(help="tmux: git progress since this commit.")] = None,
     lines: Annotated[int, typer.Option(help="tmux: scrollback lines to capture.")] = 2000,
+    tmux_socket: Annotated[
+        str | None,
+        typer.Option(help="tmux: server socket name (tmux -L), default server if unset."),
+    ] = None,
     escalate_below: Annotated[
         float | None, typer.Option(help="Exit 4 with an escalation when overall < N (0..1).")
     ] = None,
@@ -170,6 +184,7 @@ def score_session_command(
         since=since,
         base=base,
         lines=lines,
+        tmux_socket=tmux_socket,
     )
     session = src.load()
     if task and not session.task:
@@ -190,9 +205,8 @@ def score_session_command(
         return
 
     card = judge_and_store(prepared, judge=judge.value, model=model, store=store)
-    should_push = push if push is not None else session.source.value == "langfuse"
-    if should_push and card.status == "scored":
-        _push(card, target)
+    if session.extra.get("from_cache"):
+        err.print(f"note: tmux session {arg!r} has ended; scored its last cached capture")
     if source == SourceName.tmux and repo is not None:
         from scorer.jobs.resume import save_evaluation
 
@@ -202,6 +216,9 @@ def score_session_command(
         print_json(scorecard_payload(card))
     else:
         out.print(scorecard_view(card))
+    should_push = push if push is not None else session.source.value == "langfuse"
+    if should_push and card.status == "scored":
+        _push(card, target, stored=store)
     if card.status != "scored":
         raise fail(f"session not scored: {card.unscored_reason}", EXIT_UNSCORED)
     if escalate_below is not None and (card.overall or 0.0) < escalate_below:
@@ -212,14 +229,44 @@ def score_session_command(
         raise typer.Exit(EXIT_ESCALATE)
 
 
-def _push(card: Scorecard, target: str) -> None:
+def _push(card: Scorecard, target: str, *, stored: bool = True) -> None:
+    """Push to Langfuse; on failure keep the judgement in the store, record why, exit 1.
+
+    The scorecard is printed before this runs, and with `--no-store` it is saved anyway
+    when the push fails, so `scorer scores push` can send it later.
+    """
+    from scorer.errors import CredentialsError, SinkError
     from scorer.sinks.langfuse import push_scorecard
     from scorer.sinks.store import ScoreStore
 
-    result = push_scorecard(card, target=target)
-    ScoreStore().mark_pushed(card.session_id, card.judge, card.model, card.rubric_version)
-    if getattr(result, "url", None):
+    try:
+        result = push_scorecard(card, target=target)
+        problem = None if result.ok else push_problem(result)
+    except (SinkError, CredentialsError) as exc:
+        result, problem = None, one_line(exc)
+    with ScoreStore() as db:
+        if problem is None:
+            db.mark_pushed(card.session_id, card.judge, card.model, card.rubric_version)
+        else:
+            if not stored:
+                db.save(card)
+            db.mark_pushed(
+                card.session_id, card.judge, card.model, card.rubric_version, error=problem
+            )
+    if problem is not None:
+        raise fail(
+            f"Langfuse push failed ({problem}); the scorecard is kept in the local store: "
+            "run `scorer scores push` later"
+        )
+    if result is not None and result.url:
         err.print(f"Langfuse: {result.url}")
+
+
+def push_problem(result) -> str:
+    """One line naming the scores Langfuse rejected (a partial push is not a push)."""
+    bits = [f"{name}: {msg}" for name, msg in result.rejected.items()]
+    bits += result.unattributed_errors
+    return "rejected " + "; ".join(bits)
 
 
 def main() -> None:

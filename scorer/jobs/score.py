@@ -143,7 +143,8 @@ def judge_prepared(
 def rechunk(prepared: Prepared, exc) -> None:
     """Shrink the budget so the offending request fits (Claude counts more than tiktoken)."""
     ratio = exc.limit / exc.tokens if exc.tokens else RECHUNK_SHRINK
-    prepared.budget = max(MIN_BUDGET, int(prepared.budget * min(ratio, 1.0) * RECHUNK_SHRINK))
+    floor = min(MIN_BUDGET, prepared.budget // 2)  # never grow; never shrink to nothing
+    prepared.budget = max(floor, int(prepared.budget * min(ratio, 1.0) * RECHUNK_SHRINK))
     counter = TokenCounter(get_settings().token_safety_factor)
     prepared.chunks = chunk_events(
         prepared.header,

@@ -1,9 +1,12 @@
 """A respx-based fake of the Langfuse public API parts the scorer uses.
 
-Covers `GET /api/public/v2/observations` (session/trace/root filters, field groups, cursor
-paging), `POST /api/public/scores` (list body, upsert by id, 202/207), score configs
-(list/create/patch) and `GET /api/public/projects`. Every response it sends is first
-parsed with the SDK's own pydantic types, so a fake that drifts from the SDK fails loudly.
+Covers `GET /api/public/v2/observations` (session/trace/root filters or the JSON `filter`
+param, which like the real API overrides them; field groups, cursor paging),
+`POST /api/public/scores` (list body, upsert by id, 202/207), `GET /api/public/v3/scores`
+(sessionId/traceId/name/configId filters, details/subject groups, cursor paging), score
+configs (list/create/patch), annotation queues (list/create queues, list/create items) and
+`GET /api/public/projects`. Every response it sends is first parsed with the SDK's own
+pydantic types, so a fake that drifts from the SDK fails loudly.
 
 Usage::
 
@@ -14,6 +17,7 @@ Usage::
 
 Faults: `fake.fail("scores", httpx.Response(429, headers={"Retry-After": "7"}))` makes the
 next call to that route return the given response (queue several for several calls).
+Routes: observations, scores (POST), scores_v3 (GET), configs, projects, queues.
 """
 
 from __future__ import annotations

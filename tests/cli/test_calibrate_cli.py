@@ -1,0 +1,44 @@
+"""`score-calibrate` end to end, offline, on the terminal-bench ground truth."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from scorer.cli.main import app
+from tests.conftest import FIXTURES, TERMINAL_BENCH, require
+
+runner = CliRunner()
+
+
+def test_terminal_bench_calibration_scores_missing_and_reports(tmp_path):
+    root = require(TERMINAL_BENCH)
+    out = tmp_path / "report"
+    args = ["calibrate", "--ground-truth", f"terminal-bench:{root}", "--judge", "heuristic"]
+    result = runner.invoke(app, [*args, "--n-boot", "50", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert "scored 79 sessions with the heuristic judge" in result.stderr
+    data = json.loads(result.stdout)
+    goal = next(a for a in data["agreements"] if a["dimension"] == "goal_achievement")
+    assert goal["n"] == 79 and goal["judge"] == "heuristic"
+    assert goal["balanced_accuracy"] >= 0.42
+    assert goal["ci"]["weighted_kappa"]["low"] <= goal["weighted_kappa"]
+    assert (out / "calibration.md").exists() and (out / "calibration.json").exists()
+
+    again = runner.invoke(app, [*args, "--n-boot", "0", "--out", str(out)])
+    assert again.exit_code == 0 and "scored 79" not in again.stderr  # already stored
+
+
+def test_bad_ground_truth_is_one_line():
+    result = runner.invoke(app, ["calibrate", "--ground-truth", "nope.csv"])
+    assert result.exit_code == 1
+    assert "ground truth 'nope.csv'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_file_ground_truth_without_scores_reports_zero_pairs(tmp_path):
+    labels = FIXTURES / "calibrate" / "labels.csv"
+    result = runner.invoke(app, ["calibrate", "--ground-truth", str(labels), "--n-boot", "0",
+                                 "--out", str(tmp_path), "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["agreements"] == []

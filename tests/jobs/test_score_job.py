@@ -1,0 +1,43 @@
+"""The score job: re-chunking when Claude counts more tokens than our estimate."""
+
+from __future__ import annotations
+
+import json
+
+from judge.fake_anthropic import (
+    FakeAnthropic,
+    error_response,
+    message_response,
+    notes_payload,
+    valid_scoring_payload,
+)
+
+from scorer.jobs.score import judge_and_store, prepare
+from scorer.sinks.store import ScoreStore
+from scorer.sources import resolve
+from tests.conftest import REPO
+
+DEMO = REPO / "examples" / "demo-session.jsonl"
+
+
+def test_prompt_too_long_rechunks_with_a_smaller_budget_and_scores(monkeypatch):
+    from scorer.judge import retry
+
+    monkeypatch.setattr(retry, "sleep", lambda _: None)
+    prepared = prepare(resolve(str(DEMO)).load(), budget=2_000)
+    assert len(prepared.chunks) == 1
+
+    def reply(body):
+        # after re-chunking the session no longer fits one chunk: notes calls, then a final
+        if "open_questions" in json.dumps(body.get("output_config")):
+            return message_response(notes_payload())
+        return message_response(valid_scoring_payload())
+
+    too_long = error_response(400, message="prompt is too long: 250000 tokens > 200000 maximum")
+    fake = FakeAnthropic([too_long] + [reply] * 12)
+    card = judge_and_store(prepared, judge="llm", client=fake.client())
+    assert card.status == "scored", card.unscored_reason
+    assert prepared.budget < 2_000
+    assert len(prepared.chunks) >= 2
+    assert any("re-chunked" in n for n in prepared.notes)
+    assert ScoreStore().latest(card.session_id, judge="llm") is not None
