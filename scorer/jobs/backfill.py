@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from scorer.errors import ConfigError, CredentialsError, ScorerError
+from scorer.errors import ConfigError, CredentialsError, ScorerError, SinkError
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local, select
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
 from scorer.jobs.ratelimit import RateLimiter
@@ -341,7 +341,12 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
         from scorer.sinks.langfuse import push_scorecard
 
         def push(card: Scorecard) -> Any:
-            return push_scorecard(card, api=lf)
+            result = push_scorecard(card, api=lf)
+            if not result.ok:  # a permanent 207 rejection: fail the session, keep it `stored`
+                problems = {**result.rejected, **dict.fromkeys(result.unattributed_errors, "")}
+                detail = "; ".join(f"{k}: {v}" if v else k for k, v in problems.items())
+                raise SinkError(f"Langfuse rejected scores of session {card.session_id}: {detail}")
+            return result
 
     return Services(load, judge, ScoreStore(), push, lf, client, limiters)
 
@@ -406,22 +411,49 @@ def _lf_api(services: Services) -> Any:
 
 
 def langfuse_has_scores(
-    services: Services, session_id: str, *, rubric_version: str, model: str | None
+    services: Services,
+    session_id: str,
+    *,
+    rubric_version: str,
+    model: str | None,
+    judge: str | None = None,
 ) -> bool:
-    """Whether Langfuse already holds this session's overall score for this rubric+model."""
-    from scorer.judge.rubric import OVERALL
+    """Whether Langfuse already holds all of this session's scores for this rubric+judge.
 
-    api = _lf_api(services)
-    page = api.scores.get_many(session_id=session_id, name=OVERALL, fields="details", limit=50)
-    for score in page.data:
-        meta = getattr(score, "metadata", None) or {}
-        if not isinstance(meta, dict):
-            continue
-        if str(meta.get("rubric_version")) == rubric_version and (
-            model is None or meta.get("model") == model
-        ):
-            return True
-    return False
+    Reads the v3 scores of the session (every page), keeping those whose metadata names
+    the same rubric version, judge and (for the LLM judge) model. All rubric scores must
+    be there: a 207 that rejected some of them leaves the session to be pushed again.
+    """
+    from scorer.errors import SourceError
+    from scorer.judge.rubric import default_rubric
+    from scorer.langfuse_client import get_client
+
+    client = get_client(services.langfuse)
+    wanted = {cfg.name for cfg in default_rubric().scores}
+    found: set[str] = set()
+    cursor: str | None = None
+    while True:
+        page = client.call(
+            client.api.scores.get_many,
+            error=SourceError,
+            what=f"reading the scores of session {session_id}",
+            session_id=session_id,
+            name=",".join(sorted(wanted)),
+            fields="details",
+            limit=100,
+            cursor=cursor,
+        )
+        for score in page.data:
+            meta = getattr(score, "metadata", None) or {}
+            if not isinstance(meta, dict) or str(meta.get("rubric_version")) != rubric_version:
+                continue
+            if judge is not None and meta.get("judge") != judge:
+                continue
+            if model is None or meta.get("model") == model:
+                found.add(score.name)
+        cursor = page.meta.cursor
+        if wanted <= found or not cursor or not page.data:
+            return wanted <= found
 
 
 # --- one session ---------------------------------------------------------------------
@@ -453,7 +485,11 @@ def already_scored(ctx: Context, ref: SessionRef) -> bool:
         return True
     if ref.source == "langfuse" and ctx.services.langfuse is not None:
         return langfuse_has_scores(
-            ctx.services, ref.session_id, rubric_version=ctx.rubric_version, model=ctx.judge_model
+            ctx.services,
+            ref.session_id,
+            rubric_version=ctx.rubric_version,
+            model=ctx.judge_model,
+            judge=ctx.opts.judge,
         )
     return False
 

@@ -180,14 +180,27 @@ def iter_root_observations(
     user: str | None = None,
     stats: Discovery | None = None,
 ) -> Iterator[Any]:
-    """Root observations in the window, each observation id once."""
+    """Root observations in the window, each observation id once.
+
+    Every page goes through `LangfuseClient.call`, so a 429 waits for its `Retry-After`
+    and a 5xx backs off instead of ending the whole discovery.
+    """
+    from scorer.langfuse_client import get_client
+
+    client = get_client(api)
     seen: set[str] = set()
     for lo, hi in subwindows(start, end):
         flt = json.dumps(observation_filter(lo, hi, tags=tags, environment=environment, user=user))
         cursor: str | None = None
         while True:
-            page = api.observations.get_many(
-                fields=OBSERVATION_FIELDS, limit=PAGE_LIMIT, cursor=cursor, filter=flt
+            page = client.call(
+                client.api.observations.get_many,
+                error=SourceError,
+                what=f"listing root observations in [{_iso(lo)}, {_iso(hi)})",
+                fields=OBSERVATION_FIELDS,
+                limit=PAGE_LIMIT,
+                cursor=cursor,
+                filter=flt,
             )
             if stats:
                 stats.pages += 1

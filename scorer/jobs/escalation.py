@@ -51,18 +51,30 @@ def pick_escalations(
     return low, sorted(sample)
 
 
+def _call(api: Any, fn_name: str, *args: Any, what: str, **kwargs: Any) -> Any:
+    """One annotation-queue call through the shared retry policy (429/5xx are retried)."""
+    from scorer.langfuse_client import get_client
+
+    client = get_client(api)
+    fn = getattr(client.api.annotation_queues, fn_name)
+    return client.call(fn, *args, error=SinkError, what=what, **kwargs)
+
+
 def find_or_create_queue(api: Any, name: str, config_ids: list[str]) -> str:
     """The id of the queue called `name`, created (bound to `config_ids`) if missing."""
     page = 1
     while True:
-        listing = api.annotation_queues.list_queues(page=page, limit=PAGE)
+        listing = _call(api, "list_queues", what="listing annotation queues", page=page, limit=PAGE)
         for queue in listing.data:
             if queue.name == name:
                 return queue.id
         if page >= (listing.meta.total_pages or 1):
             break
         page += 1
-    created = api.annotation_queues.create_queue(
+    created = _call(
+        api,
+        "create_queue",
+        what=f"creating annotation queue {name!r}",
         name=name,
         score_config_ids=config_ids,
         description="Sessions escalated by session-scorer (low overall, `escalate`, calibration).",
@@ -75,7 +87,9 @@ def queued_objects(api: Any, queue_id: str) -> set[str]:
     ids: set[str] = set()
     page = 1
     while True:
-        listing = api.annotation_queues.list_queue_items(queue_id, page=page, limit=PAGE)
+        listing = _call(
+            api, "list_queue_items", queue_id, what="listing queue items", page=page, limit=PAGE
+        )
         ids.update(item.object_id for item in listing.data)
         if page >= (listing.meta.total_pages or 1):
             return ids
@@ -102,8 +116,13 @@ def enqueue(
         present = queued_objects(api, queue_id)
         for sid in session_ids:
             if sid not in present:
-                api.annotation_queues.create_queue_item(
-                    queue_id, object_id=sid, object_type=AnnotationQueueObjectType.SESSION
+                _call(
+                    api,
+                    "create_queue_item",
+                    queue_id,
+                    what=f"queueing session {sid}",
+                    object_id=sid,
+                    object_type=AnnotationQueueObjectType.SESSION,
                 )
                 present.add(sid)
     except SinkError:

@@ -83,16 +83,16 @@ class ContextWindowExceeded(JudgeError):
         )
 
 
-class _Unscored(Exception):
-    """Internal: judging ended without usable scores (becomes an unscored card)."""
+class Unscored(Exception):
+    """Judging ended without usable scores (becomes an unscored card, never low scores)."""
 
     def __init__(self, reason: str, raw: str | None = None) -> None:
         super().__init__(reason)
         self.reason, self.raw = reason, raw
 
 
-class _Ledger:
-    """Thread-safe sum of usage over every call of one `judge()`."""
+class UsageTally:
+    """Thread-safe sum of usage over every call of one `judge()` (or one batch session)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -108,6 +108,10 @@ class _Ledger:
         )
         with self._lock:
             self.usage = self.usage.add(one)
+
+
+_Unscored = Unscored  # the names the judge used before batches needed them public
+_Ledger = UsageTally
 
 
 def warn_if_deprecated(model: str) -> None:
@@ -185,6 +189,11 @@ class AnthropicJudge:
             self._counter = TokenCounter(get_settings().token_safety_factor)
         return self._counter
 
+    @property
+    def system_text(self) -> str:
+        """The system prompt text (role + rubric) every request of this judge sends."""
+        return self._system[0]["text"]
+
     # --- public API ----------------------------------------------------------------
 
     def judge(self, header: str, chunks: list[Chunk], *, session_id: str, source: str) -> Scorecard:
@@ -206,13 +215,123 @@ class AnthropicJudge:
         """
         if not chunks:
             raise JudgeError(f"session {session_id}: nothing to judge (no chunks)")
-        ledger = _Ledger()
+        ledger = UsageTally()
         meta: dict[str, Any] = {"cost_estimated": self.pricing.is_estimated(self.model)}
         try:
             reply = self._run(header, chunks, ledger, meta)
-        except _Unscored as e:
-            return self._card(session_id, source, chunks, ledger, meta, unscored=e)
-        card = self._card(session_id, source, chunks, ledger, meta)
+        except Unscored as e:
+            return self.make_card(session_id, source, chunks, ledger.usage, meta, unscored=e)
+        return self.make_card(session_id, source, chunks, ledger.usage, meta, reply=reply)
+
+    # --- request building and reply parsing (shared with Message Batches) -----------
+
+    def request_params(
+        self, messages: list[dict], reply: type[BaseModel], max_tokens: int
+    ) -> dict[str, Any]:
+        """The Messages API params of one structured-output call."""
+        return {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "system": self._system,
+            "messages": messages,
+            "output_config": output_config(reply),
+        }
+
+    def scoring_request(self, header: str, chunk: Chunk) -> dict[str, Any]:
+        """Params of the one scoring call of a single-chunk session."""
+        messages = P.single_scoring_messages(self.prompts, header, chunk)
+        return self.request_params(messages, self._reply_model, FINAL_MAX_TOKENS)
+
+    def notes_requests(self, header: str, chunks: list[Chunk]) -> list[dict[str, Any]]:
+        """Params of the chunk-notes calls of a multi-chunk session, in chunk order."""
+        return [
+            self.request_params(
+                P.chunk_notes_messages(self.prompts, header, c, len(chunks)),
+                ChunkNotes,
+                NOTES_MAX_TOKENS,
+            )
+            for c in chunks
+        ]
+
+    def final_request(
+        self, header: str, notes: list[ChunkNotes], last_chunk: Chunk
+    ) -> dict[str, Any]:
+        """Params of the final scoring call of a multi-chunk session."""
+        messages = P.final_scoring_messages(
+            self.prompts, header, notes, last_chunk, tail_chars=TAIL_CHARS
+        )
+        return self.request_params(messages, self._reply_model, FINAL_MAX_TOKENS)
+
+    @property
+    def reply_model(self) -> type[ScoringReplyBase]:
+        """The pydantic model of a scoring reply for this judge's rubric."""
+        return self._reply_model
+
+    def parse_or_repair(
+        self,
+        params: dict[str, Any],
+        response: Any,
+        reply: type[M],
+        tally: UsageTally,
+        label: str,
+    ) -> M:
+        """Validate a response to `params`; on an invalid reply make one direct repair call.
+
+        The repair call's usage goes to `tally` (the first response's usage is the
+        caller's to count, since a batch response is priced differently).
+
+        Raises:
+            Unscored: Both replies were unusable (reason and raw reply kept).
+            anthropic.APIError: The repair call failed after retries.
+        """
+        raw = reply_text(response)
+        try:
+            return validate_reply(response.stop_reason, raw, reply)
+        except InvalidReply as first:
+            log.info("%s: invalid reply (%s), asking for a repair", label, first)
+            max_tokens = params["max_tokens"]
+            if response.stop_reason == "max_tokens":
+                max_tokens *= 2  # the reply was cut off: give the repair room
+            messages = P.repair_messages(params["messages"], raw, str(first))
+            response = self._send(self.request_params(messages, reply, max_tokens))
+            tally.add(response.usage)
+            raw = reply_text(response)
+            try:
+                return validate_reply(response.stop_reason, raw, reply)
+            except InvalidReply as second:
+                raise Unscored(
+                    f"{label}: invalid structured output after one repair: {second}", raw
+                ) from second
+
+    def make_card(
+        self,
+        session_id: str,
+        source: str,
+        chunks: list[Chunk],
+        usage: JudgeUsage,
+        meta: dict[str, Any],
+        *,
+        reply: ScoringReplyBase | None = None,
+        unscored: Unscored | None = None,
+        cost_usd: float | None = None,
+    ) -> Scorecard:
+        """The Scorecard of a judged session: scored from `reply`, or `unscored`.
+
+        Args:
+            session_id: Stored with the card.
+            source: Source kind, stored with the card.
+            chunks: The chunks judged (event numbers validate the evidence refs).
+            usage: Summed usage of every call.
+            meta: Card metadata (cost_estimated, prompt_tokens, chunk_notes, ...).
+            reply: The validated scoring reply (None with `unscored`).
+            unscored: Why there are no scores.
+            cost_usd: USD spent; defaults to `usage` at the full (non-batch) price.
+        """
+        card = self._card(session_id, source, chunks, usage, meta, unscored=unscored)
+        if cost_usd is not None:
+            card = card.model_copy(update={"cost_usd": cost_usd})
+        if unscored is not None or reply is None:
+            return card
         scores, unknown = build_scores(reply, self.rubric, known_events(chunks))
         return card.model_copy(
             update={
@@ -228,7 +347,7 @@ class AnthropicJudge:
     # --- the calls -----------------------------------------------------------------
 
     def _run(
-        self, header: str, chunks: list[Chunk], ledger: _Ledger, meta: dict[str, Any]
+        self, header: str, chunks: list[Chunk], ledger: UsageTally, meta: dict[str, Any]
     ) -> ScoringReplyBase:
         try:
             if len(chunks) == 1:
@@ -254,7 +373,7 @@ class AnthropicJudge:
             raise self._api_failure(e) from e
 
     def _all_notes(
-        self, requests: list[tuple[int, list[dict]]], ledger: _Ledger
+        self, requests: list[tuple[int, list[dict]]], ledger: UsageTally
     ) -> list[ChunkNotes]:
         def one(request: tuple[int, list[dict]]) -> ChunkNotes:
             index, messages = request
@@ -267,37 +386,26 @@ class AnthropicJudge:
             return list(pool.map(one, requests))
 
     def _structured(
-        self, messages: list[dict], model: type[M], max_tokens: int, ledger: _Ledger, label: str
+        self, messages: list[dict], model: type[M], max_tokens: int, ledger: UsageTally, label: str
     ) -> M:
-        """One call plus at most one repair call; raises `_Unscored` if both are unusable."""
-        response = self._create(messages, model, max_tokens)
+        """One call plus at most one repair call; raises `Unscored` if both are unusable."""
+        params = self.request_params(messages, model, max_tokens)
+        response = self._send(params)
         ledger.add(response.usage)
-        raw = reply_text(response)
-        try:
-            return validate_reply(response.stop_reason, raw, model)
-        except InvalidReply as first:
-            log.info("%s: invalid reply (%s), asking for a repair", label, first)
-            if response.stop_reason == "max_tokens":
-                max_tokens *= 2  # the reply was cut off: give the repair room
-            response = self._create(P.repair_messages(messages, raw, str(first)), model, max_tokens)
-            ledger.add(response.usage)
-            raw = reply_text(response)
-            try:
-                return validate_reply(response.stop_reason, raw, model)
-            except InvalidReply as second:
-                raise _Unscored(
-                    f"{label}: invalid structured output after one repair: {second}", raw
-                ) from second
+        return self.parse_or_repair(params, response, model, ledger, label)
 
-    def _create(self, messages: list[dict], model: type[BaseModel], max_tokens: int) -> Any:
-        request = {
-            "model": self.model,
-            "max_tokens": max_tokens,
-            "system": self._system,
-            "messages": messages,
-            "output_config": output_config(model),
-        }
-        return call_with_retries(lambda: self.client.messages.create(**request))
+    def _send(self, params: dict[str, Any]) -> Any:
+        return call_with_retries(lambda: self.client.messages.create(**params))
+
+    def api_failure(self, e: anthropic.APIError) -> Exception:
+        """The typed error (or `Unscored`) an API error after retries turns into."""
+        return self._api_failure(e)
+
+    def check_fits(
+        self, requests: list[tuple[int, list[dict]]], reply: type[BaseModel], max_tokens: int
+    ) -> int:
+        """Largest request's prompt tokens; raises ContextWindowExceeded when it cannot fit."""
+        return self._check_fits(requests, reply, max_tokens)
 
     def _api_failure(self, e: anthropic.APIError) -> Exception:
         if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
@@ -306,7 +414,7 @@ class AnthropicJudge:
         if isinstance(e, anthropic.BadRequestError) and "too long" in message.lower():
             return ContextWindowExceeded(None, self.context_window, None)
         if classify(e).value != "fatal":
-            return _Unscored(f"API error after retries: {describe(e)}: {message}")
+            return Unscored(f"API error after retries: {describe(e)}: {message}")
         return JudgeError(f"judge API rejected the request ({describe(e)}): {message}")
 
     def _check_fits(
@@ -355,9 +463,9 @@ class AnthropicJudge:
         session_id: str,
         source: str,
         chunks: list[Chunk],
-        ledger: _Ledger,
+        usage: JudgeUsage,
         meta: dict[str, Any],
-        unscored: _Unscored | None = None,
+        unscored: Unscored | None = None,
     ) -> Scorecard:
         return Scorecard(
             session_id=session_id,
@@ -373,8 +481,8 @@ class AnthropicJudge:
             rubric_hash=self.rubric.hash,
             package_version=scorer.__version__,
             n_chunks=len(chunks),
-            usage=ledger.usage,
-            cost_usd=self.pricing.cost_usd(ledger.usage, self.model),
+            usage=usage,
+            cost_usd=self.pricing.cost_usd(usage, self.model),
             created_at=datetime.now(UTC),
             meta=meta,
         )

@@ -6,12 +6,10 @@ Langfuse is `FakeLangfuse` (respx at the HTTP boundary); retries sleep 0 s.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-
 import httpx
 import pytest
 from conftest import REPO
-from langfuse.fake_server import HOST, PUBLIC_KEY, SECRET_KEY, FakeLangfuse
+from tests.langfuse.fake_server import HOST, PUBLIC_KEY, SECRET_KEY, FakeLangfuse
 from typer.testing import CliRunner
 
 from scorer import langfuse_client
@@ -43,7 +41,9 @@ def scorer(*args: str):
 
 
 def outage(fake: FakeLangfuse) -> None:
-    fake.fail("scores", *[httpx.Response(500, json={"message": "down"})] * 10)
+    """Every attempt of one push (all retries) gets a 500."""
+    down = httpx.Response(500, json={"message": "down"})
+    fake.fail("scores", *[down] * langfuse_client.RETRY.attempts)
 
 
 def test_outage_during_score_session_keeps_the_card_then_push_sends_it_once(langfuse_env):
@@ -120,7 +120,8 @@ def test_push_continues_after_one_failure_and_exits_1(langfuse_env):
         store.save(make_card("lf-b", source="langfuse"))
     with FakeLangfuse() as fake:
         # config sync goes first; then the first card's score writes all fail
-        fake.fail("scores", *[httpx.Response(503, json={"message": "busy"})] * 5)
+        busy = httpx.Response(503, json={"message": "busy"})
+        fake.fail("scores", *[busy] * langfuse_client.RETRY.attempts)
         result = scorer("scores", "push")
         assert result.exit_code == 1
         assert "pushed 1 of 2" in result.stderr and "stay queued" in result.stderr
@@ -137,7 +138,9 @@ def test_rejected_items_keep_the_card_queued(langfuse_env):
     with ScoreStore() as store:
         store.save(make_card("lf-r", source="langfuse"))
     with FakeLangfuse() as fake:
-        fake.reject = lambda item: "invalid value" if item["name"] == "tool_efficiency" else None
+        fake.reject = lambda item: (
+            f"score {item['name']}: invalid value" if item["name"] == "tool_efficiency" else None
+        )
         result = scorer("scores", "push")
         assert result.exit_code == 1
         assert "tool_efficiency" in result.stderr
@@ -185,4 +188,3 @@ def test_push_candidates_selection():
 def test_nothing_to_push_on_empty_store(clean_env):
     result = scorer("scores", "push")
     assert result.exit_code == 0 and "nothing to push" in result.stderr
-    assert datetime.now(UTC).year >= 2026

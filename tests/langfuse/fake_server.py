@@ -26,11 +26,20 @@ import base64
 import json
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import httpx
 import respx
 from langfuse.api import LangfuseAPI
+from langfuse.api.annotation_queues.types.annotation_queue import AnnotationQueue
+from langfuse.api.annotation_queues.types.annotation_queue_item import AnnotationQueueItem
+from langfuse.api.annotation_queues.types.paginated_annotation_queue_items import (
+    PaginatedAnnotationQueueItems,
+)
+from langfuse.api.annotation_queues.types.paginated_annotation_queues import (
+    PaginatedAnnotationQueues,
+)
 from langfuse.api.commons.types.score_config import ScoreConfig
 from langfuse.api.core.pydantic_utilities import parse_obj_as
 from langfuse.api.observations.types.observations_v2response import ObservationsV2Response
@@ -39,6 +48,7 @@ from langfuse.api.score_configs.types.score_configs import ScoreConfigs
 from langfuse.api.scores.types.create_score_batch_response import CreateScoreBatchResponse
 from langfuse.api.scores.types.create_score_batch_results import CreateScoreBatchResults
 from langfuse.api.scores.types.create_score_request import CreateScoreRequest
+from langfuse.api.scores.types.get_scores_v3response import GetScoresV3Response
 
 from scorer.langfuse_client import LangfuseClient
 
@@ -91,6 +101,61 @@ def _truthy(value: str | None) -> bool | None:
     return None if value is None else value.lower() == "true"
 
 
+def _dt(value: Any) -> datetime:
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+# The JSON `filter` of v2 observations: column → observation key, and the operators per
+# condition type (reference §3.1). Anything else is a 400, as on the real server.
+FILTER_COLUMNS = {"traceTags": "tags"}
+_DATETIME_OPS: dict[str, Callable[[datetime, datetime], bool]] = {
+    ">": lambda a, b: a > b,
+    "<": lambda a, b: a < b,
+    ">=": lambda a, b: a >= b,
+    "<=": lambda a, b: a <= b,
+}
+_STRING_OPS: dict[str, Callable[[str, str], bool]] = {
+    "=": lambda a, b: a == b,
+    "contains": lambda a, b: b in a,
+    "does not contain": lambda a, b: b not in a,
+    "starts with": lambda a, b: a.startswith(b),
+    "ends with": lambda a, b: a.endswith(b),
+}
+
+
+class FilterError(ValueError):
+    """A filter condition the real API would answer with 400."""
+
+
+def filter_matches(obs: dict[str, Any], cond: dict[str, Any]) -> bool:
+    """Evaluate one JSON-filter condition against an observation (camelCase dict)."""
+    kind, op, want = cond.get("type"), cond.get("operator"), cond.get("value")
+    column = cond.get("column")
+    if not column or kind is None or op is None:
+        raise FilterError(f"malformed filter condition {cond!r}")
+    have = obs.get(FILTER_COLUMNS.get(column, column))
+    if kind == "datetime" and op in _DATETIME_OPS:
+        return have is not None and _DATETIME_OPS[op](_dt(have), _dt(want))
+    if kind == "string" and op in _STRING_OPS:
+        return have is not None and _STRING_OPS[op](str(have), str(want))
+    if kind in ("stringOptions", "categoryOptions") and op in ("any of", "none of"):
+        if not isinstance(want, list):
+            raise FilterError(f"{kind} needs a list value: {cond!r}")
+        return (have in want) == (op == "any of")
+    if kind == "arrayOptions" and op in ("any of", "none of", "all of"):
+        if not isinstance(want, list):
+            raise FilterError(f"{kind} needs a list value: {cond!r}")
+        have_set = set(have or [])
+        if op == "all of":
+            return set(want) <= have_set
+        return bool(have_set & set(want)) == (op == "any of")
+    if kind == "boolean" and op in ("=", "<>"):
+        if not isinstance(want, bool):
+            raise FilterError(f"boolean filter needs true/false: {cond!r}")
+        return (bool(have) == want) == (op == "=")
+    raise FilterError(f"unsupported filter: type {kind!r} with operator {op!r}")
+
+
 class FakeLangfuse:
     """In-memory Langfuse project behind respx routes (see the module docstring)."""
 
@@ -108,7 +173,10 @@ class FakeLangfuse:
         self.scores: dict[str, dict[str, Any]] = {}
         self.configs: dict[str, dict[str, Any]] = {}
         self.score_batches: list[list[dict[str, Any]]] = []
+        self.score_reads: list[httpx.Request] = []
         self.observation_requests: list[httpx.Request] = []
+        self.queues: dict[str, dict[str, Any]] = {}
+        self.queue_items: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.calls: Counter[str] = Counter()
         self.score_status = score_status
         self.reject: Rejecter | None = None
@@ -167,6 +235,18 @@ class FakeLangfuse:
             side_effect=self._guard("configs", self._patch_config)
         )
         r.get("/api/public/projects").mock(side_effect=self._guard("projects", self._projects))
+        r.get("/api/public/v3/scores").mock(side_effect=self._guard("scores_v3", self._get_scores))
+        r.get("/api/public/annotation-queues").mock(
+            side_effect=self._guard("queues", self._list_queues)
+        )
+        r.post("/api/public/annotation-queues").mock(
+            side_effect=self._guard("queues", self._create_queue)
+        )
+        items = r".*/api/public/annotation-queues/(?P<qid>[^/?]+)/items$"
+        r.get(url__regex=items.replace("$", r"(\?.*)?$")).mock(
+            side_effect=self._guard("queues", self._list_items)
+        )
+        r.post(url__regex=items).mock(side_effect=self._guard("queues", self._create_item))
         # The deprecated reads must never be used: make them loud.
         for path in ("/api/public/sessions", "/api/public/traces", "/api/public/observations"):
             r.get(url__startswith=f"{self.host}{path}").mock(
@@ -191,7 +271,10 @@ class FakeLangfuse:
     def _observations(self, request: httpx.Request) -> httpx.Response:
         self.observation_requests.append(request)
         q = request.url.params
-        rows = [o for o in self.observations if self._matches(o, q)]
+        try:
+            rows = [o for o in self.observations if self._matches(o, q)]
+        except FilterError as exc:
+            return httpx.Response(400, json={"message": f"Invalid filter: {exc}"})
         rows.sort(key=lambda o: (o["startTime"], o["id"]))
         limit = min(int(q.get("limit", 50)), 1000)
         start = _offset(q.get("cursor"))
@@ -206,8 +289,14 @@ class FakeLangfuse:
 
     @staticmethod
     def _matches(obs: dict[str, Any], q: httpx.QueryParams) -> bool:
-        if "filter" in q:
-            raise AssertionError("the fake only implements the simple query-param filters")
+        if "filter" in q:  # overrides every plain filter param, time bounds included
+            try:
+                conds = json.loads(q["filter"])
+            except ValueError as exc:
+                raise FilterError(f"filter is not JSON: {exc}") from None
+            if not isinstance(conds, list):
+                raise FilterError("filter must be a JSON list of conditions")
+            return all(filter_matches(obs, c) for c in conds)
         checks = [
             ("sessionId", q.get("sessionId")),
             ("traceId", q.get("traceId")),
@@ -273,3 +362,140 @@ class FakeLangfuse:
         }
         _check(Projects, body)
         return httpx.Response(200, json=body)
+
+    # ---- v3 scores
+
+    def _get_scores(self, request: httpx.Request) -> httpx.Response:
+        self.score_reads.append(request)
+        q = request.url.params
+        limit = int(q.get("limit", 50))
+        if limit > 100:
+            return httpx.Response(400, json={"message": "limit must be <= 100"})
+        subjects = [k for k in ("traceId", "sessionId", "experimentId") if q.get(k)]
+        if len(subjects) > 1:
+            return httpx.Response(400, json={"message": f"{subjects} are mutually exclusive"})
+        groups = set(filter(None, (q.get("fields") or "").split(",")))
+        if groups - {"details", "subject", "annotation"}:
+            return httpx.Response(400, json={"message": f"unknown fields {groups}"})
+        wanted = {
+            "sessionId": q.get("sessionId"),
+            "traceId": q.get("traceId"),
+            "name": q.get("name"),
+            "configId": q.get("configId"),
+        }
+        rows = [
+            item
+            for item in self.scores.values()
+            if all(v is None or item.get(k) in v.split(",") for k, v in wanted.items())
+        ]
+        rows.sort(key=lambda item: item["id"])
+        start = _offset(q.get("cursor"))
+        page = [self._score_v3(item, groups) for item in rows[start : start + limit]]
+        meta: dict[str, Any] = {"limit": limit}
+        if start + limit < len(rows):
+            meta["cursor"] = _cursor(start + limit)
+        body = {"data": page, "meta": meta}
+        _check(GetScoresV3Response, body)
+        return httpx.Response(200, json=body)
+
+    def _score_v3(self, item: dict[str, Any], groups: set[str]) -> dict[str, Any]:
+        data_type = item.get("dataType") or "NUMERIC"
+        value = item["value"]
+        if data_type == "BOOLEAN":
+            value = bool(value)
+        out = {
+            "id": item["id"],
+            "projectId": self.project_id,
+            "name": item["name"],
+            "value": value,
+            "dataType": data_type,
+            "source": item.get("source") or "API",
+            "timestamp": item.get("timestamp") or "2026-11-22T00:00:00Z",
+            "environment": item.get("environment") or "default",
+            "createdAt": "2026-11-22T00:00:00Z",
+            "updatedAt": "2026-11-22T00:00:00Z",
+        }
+        if "details" in groups:
+            out.update(
+                comment=item.get("comment"),
+                configId=item.get("configId"),
+                metadata=item.get("metadata"),
+            )
+        if "subject" in groups:
+            if item.get("observationId"):
+                subject = {"kind": "observation", "id": item["observationId"]}
+                subject["traceId"] = item.get("traceId")
+            elif item.get("traceId"):
+                subject = {"kind": "trace", "id": item["traceId"]}
+            else:
+                subject = {"kind": "session", "id": item.get("sessionId")}
+            out["subject"] = subject
+        if "annotation" in groups:
+            out.update(queueId=item.get("queueId"), authorUserId=None)
+        return out
+
+    def session_score_ids(self) -> dict[str, set[str]]:
+        """sessionId → the distinct score ids stored for it (an upsert keeps one id)."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for sid, item in self.scores.items():
+            out[item.get("sessionId") or item.get("traceId") or "?"].add(sid)
+        return dict(out)
+
+    # ---- annotation queues
+
+    @staticmethod
+    def _paged(request: httpx.Request, items: list[dict[str, Any]]) -> dict[str, Any]:
+        page = int(request.url.params.get("page", 1))
+        limit = int(request.url.params.get("limit", 50))
+        total_pages = max(1, -(-len(items) // limit))
+        meta = {"page": page, "limit": limit, "totalItems": len(items), "totalPages": total_pages}
+        return {"data": items[(page - 1) * limit : page * limit], "meta": meta}
+
+    def _list_queues(self, request: httpx.Request) -> httpx.Response:
+        body = self._paged(request, list(self.queues.values()))
+        _check(PaginatedAnnotationQueues, body)
+        return httpx.Response(200, json=body)
+
+    def _create_queue(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        unknown = [c for c in body.get("scoreConfigIds", []) if c not in self.configs]
+        if unknown:
+            return httpx.Response(400, json={"message": f"unknown score configs {unknown}"})
+        queue = {
+            "id": f"queue-{len(self.queues) + 1}",
+            "name": body["name"],
+            "description": body.get("description"),
+            "scoreConfigIds": body.get("scoreConfigIds", []),
+            "createdAt": "2026-11-22T00:00:00Z",
+            "updatedAt": "2026-11-22T00:00:00Z",
+        }
+        _check(AnnotationQueue, queue)
+        self.queues[queue["id"]] = queue
+        return httpx.Response(200, json=queue)
+
+    def _list_items(self, request: httpx.Request, qid: str) -> httpx.Response:
+        if qid not in self.queues:
+            return httpx.Response(404, json={"message": "queue not found"})
+        items = self.queue_items[qid]
+        status = request.url.params.get("status")
+        items = [i for i in items if status is None or i["status"] == status]
+        body = self._paged(request, items)
+        _check(PaginatedAnnotationQueueItems, body)
+        return httpx.Response(200, json=body)
+
+    def _create_item(self, request: httpx.Request, qid: str) -> httpx.Response:
+        if qid not in self.queues:
+            return httpx.Response(404, json={"message": "queue not found"})
+        body = json.loads(request.content)
+        item = {
+            "id": f"{qid}-item-{len(self.queue_items[qid]) + 1}",
+            "queueId": qid,
+            "objectId": body["objectId"],
+            "objectType": body["objectType"],
+            "status": body.get("status") or "PENDING",
+            "createdAt": "2026-11-22T00:00:00Z",
+            "updatedAt": "2026-11-22T00:00:00Z",
+        }
+        _check(AnnotationQueueItem, item)
+        self.queue_items[qid].append(item)
+        return httpx.Response(200, json=item)
