@@ -738,10 +738,10 @@ def _with_unfinished(
 def _run_pool(ctx: Context, refs: list[SessionRef], show: bool) -> list[SessionResult]:
     worker = estimate_one if ctx.opts.dry_run else process
     if ctx.opts.batch_api and not ctx.opts.dry_run:
-        # Not built yet: see the report; dry runs already price at the batch rate.
-        raise ConfigError(
-            "--batch-api is not implemented yet (use --dry-run --batch-api to price it)"
-        )
+        from scorer.jobs.batches import run_batches
+
+        with _progress(show, len(refs), False) as bar:
+            return run_batches(ctx, refs, on_result=bar.advance)
     results: list[SessionResult] = []
     with (
         _progress(show, len(refs), ctx.opts.dry_run) as bar,

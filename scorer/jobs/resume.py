@@ -34,6 +34,20 @@ def scorer_dir(repo: Path) -> Path:
     return Path(repo) / ".scorer"
 
 
+def _ensure_scorer_dir(repo: Path) -> Path:
+    """Create `<repo>/.scorer/` with a `.gitignore` of `*`.
+
+    Without it our own files show up as untracked in the agent's repository, and the
+    next assessment counts them as the agent's uncommitted work.
+    """
+    folder = scorer_dir(repo)
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# written by session-scorer: keep its files out of git\n*\n")
+    return folder
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` via a temp file + rename (atomic on POSIX)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +88,7 @@ def evaluation_record(prepared: Prepared, card: Scorecard) -> dict[str, Any]:
 def save_evaluation(repo: Path, prepared: Prepared, card: Scorecard) -> Path:
     """Write evaluation.json (latest) and append to history.jsonl (capped)."""
     record = evaluation_record(prepared, card)
-    folder = scorer_dir(repo)
+    folder = _ensure_scorer_dir(repo)
     write_atomic(folder / "evaluation.json", json.dumps(record, indent=2, default=str))
     history = folder / "history.jsonl"
     lines = history.read_text(encoding="utf-8").splitlines() if history.exists() else []
@@ -88,9 +102,12 @@ def load_evaluation(repo: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise SourceError(f"{path} is not valid JSON ({e.msg}); re-run score-session") from e
+    if not isinstance(data, dict):
+        raise SourceError(f"{path} is not an evaluation object; re-run score-session")
+    return data
 
 
 def _tests(evaluation: dict[str, Any] | None) -> TerminalSignals:
@@ -133,7 +150,7 @@ def assess(repo: Path) -> dict[str, Any]:
 
 
 def write_assessment(repo: Path) -> Path:
-    path = scorer_dir(repo) / "assessment.json"
+    path = _ensure_scorer_dir(repo) / "assessment.json"
     write_atomic(path, json.dumps(assess(repo), indent=2, default=str))
     return path
 
@@ -201,6 +218,6 @@ def _fit(sections: list[tuple[str, list[str]]], max_chars: int) -> str:
 
 
 def write_resume_prompt(repo: Path, *, max_chars: int = DEFAULT_PROMPT_CHARS) -> Path:
-    path = scorer_dir(repo) / "next-prompt.md"
+    path = _ensure_scorer_dir(repo) / "next-prompt.md"
     write_atomic(path, resume_prompt(repo, max_chars=max_chars))
     return path

@@ -180,6 +180,30 @@ def sum_usage(usages: Iterable[TokenUsage]) -> TokenUsage:
     return total
 
 
+def assistant_message_events(
+    message: dict[str, Any],
+    *,
+    ledger: UsageLedger,
+    fallback_id: str,
+    timestamp: datetime | None,
+    names: dict[str, str],
+) -> tuple[list[Event], int]:
+    """Events of one assistant message line; records its usage and the tool names it calls.
+
+    Returns the events and how many thinking blocks were empty/redacted (skipped).
+    """
+    model = message.get("model") if isinstance(message.get("model"), str) else None
+    message_id = message.get("id") if isinstance(message.get("id"), str) else None
+    ledger.record(message_id or fallback_id, message.get("usage"), model)
+    events, skipped = assistant_block_events(
+        message.get("content"), model=model, timestamp=timestamp, message_id=message_id
+    )
+    for event in events:
+        if event.kind == EventKind.TOOL_CALL and event.tool_use_id:
+            names[event.tool_use_id] = event.tool_name or "?"
+    return events, skipped
+
+
 def assistant_block_events(
     blocks: Any, *, model: str | None, timestamp: datetime | None, message_id: str | None
 ) -> tuple[list[Event], int]:

@@ -14,7 +14,7 @@ from typing import Any
 from scorer.models import Event, EventKind
 from scorer.sources._common import (
     UsageLedger,
-    assistant_block_events,
+    assistant_message_events,
     content_text,
     parse_ts,
     strip_ansi,
@@ -185,19 +185,15 @@ def _on_assistant(record: dict[str, Any], out: TranscriptParse, names: dict[str,
     if not isinstance(message, dict):
         return
     ts = parse_ts(record.get("timestamp"))
-    model = message.get("model") if isinstance(message.get("model"), str) else None
     if record.get("isApiErrorMessage"):
         out.events.append(_api_error_event(record, message, ts))
         return
-    message_id = message.get("id") if isinstance(message.get("id"), str) else None
-    out.ledger.record(message_id or str(record.get("uuid")), message.get("usage"), model)
-    events, skipped = assistant_block_events(
-        message.get("content"), model=model, timestamp=ts, message_id=message_id
+    events, skipped = assistant_message_events(
+        message, ledger=out.ledger, fallback_id=str(record.get("uuid")), timestamp=ts, names=names
     )
     out.skipped_thinking += skipped
     for event in events:
         if event.kind == EventKind.TOOL_CALL and event.tool_use_id:
-            names[event.tool_use_id] = event.tool_name or "?"
             out.tool_inputs[event.tool_use_id] = event.tool_input or {}
     out.events.extend(events)
 

@@ -17,7 +17,7 @@ from scorer.errors import EmptySessionError, SourceError
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources._common import (
     UsageLedger,
-    assistant_block_events,
+    assistant_message_events,
     content_text,
     number_events,
     read_jsonl,
@@ -78,16 +78,10 @@ def _on_assistant(
     message = record.get("message")
     if not isinstance(message, dict):
         return
-    model = message.get("model") if isinstance(message.get("model"), str) else None
-    message_id = message.get("id") if isinstance(message.get("id"), str) else None
-    out.ledger.record(message_id or str(record.get("uuid")), message.get("usage"), model)
-    events, skipped = assistant_block_events(
-        message.get("content"), model=model, timestamp=None, message_id=message_id
+    events, skipped = assistant_message_events(
+        message, ledger=out.ledger, fallback_id=str(record.get("uuid")), timestamp=None, names=names
     )
     out.skipped_thinking += skipped
-    for event in events:
-        if event.kind == EventKind.TOOL_CALL and event.tool_use_id:
-            names[event.tool_use_id] = event.tool_name or "?"
     target.extend(events)
 
 

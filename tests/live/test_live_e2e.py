@@ -162,7 +162,7 @@ def test_live_session_end_to_end(server, repo, clean_env, monkeypatch):
     escalated = score_tmux(server, "agent", repo, base, "--judge", "heuristic",
                            "--escalate-below", "0.99")  # fmt: skip
     assert escalated.exit_code == 4
-    assert json.loads(escalated.stdout)["overall"] < 0.99
+    assert json.loads(escalated.stdout)["scores"]["overall_quality"] < 0.99
     assert "ESCALATE" in escalated.stderr
     assert len((scorer_dir / "history.jsonl").read_text().splitlines()) == 3
 

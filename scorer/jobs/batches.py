@@ -1,0 +1,514 @@
+"""Backfill through Anthropic Message Batches (`score-backfill --batch-api`, -50 % price).
+
+The judge's requests are the very ones `AnthropicJudge` sends directly (same params, same
+reply parsing); only the transport differs:
+
+    phase 1  one batch: a single-chunk session's scoring request, or one notes request
+             per chunk of a multi-chunk session
+    phase 2  a second batch with the final scoring request of every multi-chunk session
+             whose notes all came back (built from the notes, like the direct judge)
+    then     store → ledger `stored` → Langfuse push → ledger `written` (`write_card`)
+
+Resume. Each batch id and its custom_ids go into the ledger right after `create` returns
+and before any waiting; a session in a batch is `fetched` with its `batch_id`. A rerun of
+the same command finds those sessions, re-prepares them (local and deterministic) and
+polls the stored batches instead of submitting again; results stay downloadable for 29
+days. The only window that can cost a duplicate (never a second set of scores) is a kill
+between `create` returning and the ledger insert.
+
+Failure policy, per session:
+    invalid structured output → one repair call sent directly (not batched, full price,
+        since a repair is rare and a second batch round trip could take hours), then
+        an unscored card with the reason and the raw reply
+    errored / expired / canceled result → the session is `failed` with the reason; the
+        next run submits it again (until `max_attempts`)
+A resumed multi-chunk session re-validates its notes from the stored results, so a
+notes reply that needed a repair is repaired again (rare; costs one direct call).
+
+Polling waits `SCORER_BATCH_POLL_SECONDS` (default 30) between rounds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+
+from scorer.errors import CredentialsError, JudgeError
+from scorer.jobs.backfill import (
+    Context,
+    SessionResult,
+    _reason,
+    _resume_write,
+    already_scored,
+    estimate_prepared,
+    write_card,
+)
+from scorer.jobs.discovery import SessionRef
+from scorer.jobs.ledger import DONE_STATES
+from scorer.judge.anthropic import (
+    FINAL_MAX_TOKENS,
+    NOTES_MAX_TOKENS,
+    AnthropicJudge,
+    ContextWindowExceeded,
+    Unscored,
+    UsageTally,
+)
+from scorer.judge.retry import call_with_retries, describe
+from scorer.judge.schema import ChunkNotes
+from scorer.models import Scorecard
+
+POLL_ENV = "SCORER_BATCH_POLL_SECONDS"
+DEFAULT_POLL_SECONDS = 30.0
+MAX_BATCH_REQUESTS = 10_000
+"""Requests per batch (the API allows 100,000; smaller batches finish sooner)."""
+MAX_BATCH_BYTES = 200 * 1024 * 1024
+"""Serialized request bytes per batch (the API allows 256 MB)."""
+_KINDS = {"score": "s", "notes": "n", "final": "f"}
+
+
+def custom_id(session_id: str, kind: str, index: int | None = None) -> str:
+    """A batch custom_id: ≤ 64 chars of `[a-zA-Z0-9_-]`, stable for a session and request.
+
+    Session ids can be long or contain any character, so they are hashed (24 hex).
+    """
+    digest = session_hash(session_id)
+    return f"{_KINDS[kind]}-{digest}" + (f"-{index}" if index is not None else "")
+
+
+def session_hash(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode()).hexdigest()[:24]
+
+
+def poll_seconds() -> float:
+    """Seconds between polls (`SCORER_BATCH_POLL_SECONDS`, default 30)."""
+    return float(os.environ.get(POLL_ENV) or DEFAULT_POLL_SECONDS)
+
+
+@dataclass
+class Pending:
+    """One session the batch flow carries from submission to its card."""
+
+    ref: SessionRef
+    prepared: Any
+    attempts: int
+    estimate: float = 0.0
+    notes: dict[int, ChunkNotes] = field(default_factory=dict)
+    batched: UsageTally = field(default_factory=UsageTally)
+    direct: UsageTally = field(default_factory=UsageTally)
+    batch_ids: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+
+    @property
+    def sid(self) -> str:
+        return self.ref.session_id
+
+    @property
+    def chunks(self) -> list[Any]:
+        return self.prepared.chunks
+
+    @property
+    def multi(self) -> bool:
+        return len(self.chunks) > 1
+
+    def needed(self, judge: AnthropicJudge) -> list[tuple[str, dict[str, Any]]]:
+        """The requests whose results this session waits for next: `(custom_id, params)`."""
+        header = self.prepared.header
+        if not self.multi:
+            return [(custom_id(self.sid, "score"), judge.scoring_request(header, self.chunks[0]))]
+        if len(self.notes) == len(self.chunks):
+            return [(custom_id(self.sid, "final"), self.final_params(judge))]
+        params = judge.notes_requests(header, self.chunks)
+        return [
+            (custom_id(self.sid, "notes", i), p)
+            for i, p in enumerate(params)
+            if i not in self.notes
+        ]
+
+    def final_params(self, judge: AnthropicJudge) -> dict[str, Any]:
+        notes = [self.notes[i] for i in range(len(self.chunks))]
+        return judge.final_request(self.prepared.header, notes, self.chunks[-1])
+
+
+class BatchRun:
+    """One `--batch-api` run: submit, persist, poll, collect, write.
+
+    Args:
+        ctx: The backfill context (options, services, ledger, budget).
+        on_result: Called with each session's final result (the progress bar).
+        sleep: Waits between polls (tests pass a no-op or a crash).
+        poll: Seconds between polls; defaults to `poll_seconds()`.
+    """
+
+    def __init__(
+        self,
+        ctx: Context,
+        *,
+        on_result: Callable[[SessionResult], None] = lambda r: None,
+        sleep: Callable[[float], None] = time.sleep,
+        poll: float | None = None,
+    ) -> None:
+        if ctx.services.anthropic is None:
+            raise CredentialsError("ANTHROPIC_API_KEY is not set: --batch-api needs the LLM judge")
+        self.ctx, self.on_result, self.sleep = ctx, on_result, sleep
+        self.poll = poll_seconds() if poll is None else poll
+        self.client = ctx.services.anthropic
+        self.judge = AnthropicJudge(self.client, model=ctx.model)
+        self.results: dict[str, SessionResult] = {}
+        self.pending: dict[str, Pending] = {}
+        self.submitted: dict[str, str] = {}
+        """custom_id → the latest batch holding it."""
+        self.got: dict[tuple[str, str], Any] = {}
+        """(batch_id, custom_id) → the batch's individual response."""
+        self.fetched: set[str] = set()
+        """Batches whose results are in `got`."""
+        for batch in ctx.ledger.batches():
+            self.submitted.update(dict.fromkeys(batch["custom_ids"], batch["batch_id"]))
+
+    # --- the run -----------------------------------------------------------------
+
+    def run(self, refs: list[SessionRef]) -> list[SessionResult]:
+        """Every ref's result, in order; failures are results, never raised."""
+        with self._pool() as pool:
+            for ref, started in zip(refs, pool.map(self._start, refs), strict=True):
+                if isinstance(started, Pending):
+                    self.pending[ref.session_id] = started
+                else:
+                    self._done(ref.session_id, started)
+        while self.pending:
+            self._submit_needed()
+            if not self._collect():
+                self.sleep(self.poll)
+        return [self.results[r.session_id] for r in refs]
+
+    def _pool(self) -> ThreadPoolExecutor:
+        workers = max(1, self.ctx.opts.concurrency)
+        return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch")
+
+    def _done(self, sid: str, result: SessionResult) -> None:
+        self.results[sid] = result
+        self.pending.pop(sid, None)
+        self.on_result(result)
+
+    # --- phase 0: which sessions, prepared ------------------------------------------
+
+    def _start(self, ref: SessionRef) -> SessionResult | Pending:
+        """Mirror of `backfill.process` up to the judge call; resumes in-flight sessions."""
+        ctx, sid = self.ctx, ref.session_id
+        row = ctx.ledger.get(sid) or {}
+        state = row.get("state", "discovered")
+        if state in DONE_STATES:
+            return SessionResult(session_id=sid, outcome="skipped", reason=f"already {state}")
+        if state == "failed" and row.get("attempts", 0) >= ctx.opts.max_attempts:
+            return SessionResult(
+                session_id=sid, outcome="failed", reason=row.get("reason"), attempts=row["attempts"]
+            )
+        if ctx.stop.is_set() or ctx.budget.stopped:
+            return SessionResult(session_id=sid, outcome="not_started", reason="cost cap reached")
+        in_flight = state == "fetched" and bool(row.get("batch_id"))
+        try:
+            resumed = None if in_flight else _resume_write(ctx, ref, state)
+            if resumed:
+                return resumed
+            if not in_flight and not ctx.opts.rescore and already_scored(ctx, ref):
+                ctx.ledger.set_state(sid, "skipped", "already scored (same rubric, model, judge)")
+                return SessionResult(session_id=sid, outcome="skipped", reason="already scored")
+            attempts = row.get("attempts", 0) if in_flight else ctx.ledger.bump_attempts(sid)
+            return self._prepare(ref, attempts, in_flight)
+        except CredentialsError:
+            ctx.stop.set()
+            raise
+        except Exception as exc:  # one session never stops the run
+            return self._fail(sid, _reason(exc), row.get("attempts", 0))
+
+    def _prepare(self, ref: SessionRef, attempts: int, in_flight: bool) -> SessionResult | Pending:
+        from scorer.jobs.score import prepare
+
+        ctx, sid = self.ctx, ref.session_id
+        pending = Pending(ref, prepare(ctx.services.load(ref)), attempts)
+        pending.prompt_tokens = self._fit(pending)
+        if not in_flight:
+            # Results of an earlier, failed attempt must not be reused: submit afresh.
+            digest = session_hash(sid)
+            for cid in [c for c in self.submitted if digest in c]:
+                del self.submitted[cid]
+            if ctx.opts.max_cost is not None:
+                pending.estimate = estimate_prepared(
+                    pending.prepared, model=ctx.model, batch=True, judge=self.judge
+                ).cost_usd
+            if not ctx.budget.reserve(pending.estimate):
+                ctx.ledger.set_state(sid, "discovered", "cost cap reached")
+                return SessionResult(
+                    session_id=sid, outcome="not_started", reason="cost cap reached"
+                )
+        return pending
+
+    def _fit(self, pending: Pending) -> int:
+        """Re-chunk (like `judge_prepared`) until every request fits the context window."""
+        from scorer.jobs.score import RECHUNK_ATTEMPTS, rechunk
+
+        for attempt in range(RECHUNK_ATTEMPTS + 1):
+            requests = pending.needed(self.judge)
+            pairs = [(i, params["messages"]) for i, (_, params) in enumerate(requests)]
+            reply = ChunkNotes if pending.multi else self.judge.reply_model
+            limit = NOTES_MAX_TOKENS if pending.multi else FINAL_MAX_TOKENS
+            try:
+                return self.judge.check_fits(pairs, reply, limit)
+            except ContextWindowExceeded as exc:
+                if attempt == RECHUNK_ATTEMPTS:
+                    raise
+                rechunk(pending.prepared, exc)
+        raise AssertionError("unreachable")
+
+    # --- submit ----------------------------------------------------------------------
+
+    def _submit_needed(self) -> None:
+        fresh: list[tuple[str, str, dict[str, Any]]] = []
+        for p in list(self.pending.values()):
+            for cid, params in p.needed(self.judge):
+                if cid not in self.submitted:
+                    fresh.append((p.sid, cid, params))
+        for group in _groups(fresh):
+            self._submit(group)
+
+    def _submit(self, group: list[tuple[str, str, dict[str, Any]]]) -> None:
+        requests = [{"custom_id": cid, "params": params} for _, cid, params in group]
+        sids = list(dict.fromkeys(sid for sid, _, _ in group))
+        try:
+            batch = call_with_retries(
+                lambda: self.client.messages.batches.create(requests=requests)
+            )
+        except anthropic.APIError as e:
+            error = self.judge.api_failure(e)
+            if isinstance(error, CredentialsError):
+                raise error from e
+            for sid in sids:
+                self._done(
+                    sid,
+                    self._fail(sid, f"batch create failed: {error}", self.pending[sid].attempts),
+                )
+            return
+        cids = [cid for _, cid, _ in group]
+        phase = "final" if all(c.startswith("f-") for c in cids) else "first"
+        self.ctx.ledger.add_batch(batch.id, phase, cids)  # before any waiting: see module doc
+        self.submitted.update(dict.fromkeys(cids, batch.id))
+        for sid in sids:
+            self.ctx.ledger.set_state(sid, "fetched", f"in batch {batch.id}", batch_id=batch.id)
+
+    # --- poll and collect -----------------------------------------------------------
+
+    def _collect(self) -> bool:
+        """Fetch every ended batch someone waits on and advance its sessions.
+
+        Returns:
+            Whether anything moved (False: the caller sleeps before the next poll).
+        """
+        waiting = {
+            self.submitted.get(cid)
+            for p in self.pending.values()
+            for cid, _ in p.needed(self.judge)
+            if (self.submitted.get(cid), cid) not in self.got
+        } - {None}
+        ended = [bid for bid in sorted(waiting) if self._ended(bid)]
+        for bid in ended:
+            for item in self._results(bid):
+                self.got[(bid, item.custom_id)] = item
+            self.fetched.add(bid)
+            self.ctx.ledger.set_batch_status(bid, "ended")
+        if not ended:
+            return False
+        ready = [p for p in self.pending.values() if self._has_results(p)]
+        with self._pool() as pool:
+            outcomes = list(pool.map(self._advance, ready))
+        for p, outcome in zip(ready, outcomes, strict=True):
+            if outcome is not None:
+                self._done(p.sid, outcome)
+        return True
+
+    def _ended(self, batch_id: str) -> bool:
+        batch = self._api(lambda: self.client.messages.batches.retrieve(batch_id), batch_id)
+        return batch.processing_status == "ended"
+
+    def _results(self, batch_id: str) -> list[Any]:
+        return self._api(lambda: list(self.client.messages.batches.results(batch_id)), batch_id)
+
+    def _api(self, fn: Callable[[], Any], batch_id: str) -> Any:
+        try:
+            return call_with_retries(fn)
+        except anthropic.APIError as e:
+            error = self.judge.api_failure(e)
+            if isinstance(error, CredentialsError):
+                raise error from e
+            raise JudgeError(
+                f"Message Batch {batch_id}: {describe(e)}; rerun the same command to resume"
+            ) from e
+
+    def _has_results(self, p: Pending) -> bool:
+        return any(self._got(cid) is not None for cid, _ in p.needed(self.judge))
+
+    def _got(self, cid: str) -> Any:
+        bid = self.submitted.get(cid)
+        if bid is None:
+            return None
+        item = self.got.get((bid, cid))
+        if item is None and bid in self.fetched:
+            return _missing(cid)  # the batch ended without this request's result
+        return item
+
+    # --- one session's results ------------------------------------------------------
+
+    def _advance(self, p: Pending) -> SessionResult | None:
+        """Consume this session's available results; a result when it is finished."""
+        try:
+            return self._consume(p)
+        except CredentialsError:
+            self.ctx.stop.set()
+            raise
+        except Unscored as e:
+            return self._write(p, self._card(p, unscored=e))
+        except Exception as exc:  # one session never stops the run
+            current = (self.ctx.ledger.get(p.sid) or {}).get("state")
+            reason = _reason(exc)
+            self.ctx.ledger.set_state(p.sid, "stored" if current == "stored" else "failed", reason)
+            self.ctx.budget.settle(p.estimate, 0.0)
+            return SessionResult(
+                session_id=p.sid, outcome="failed", reason=reason, attempts=p.attempts
+            )
+
+    def _consume(self, p: Pending) -> SessionResult | None:
+        for cid, params in p.needed(self.judge):
+            item = self._got(cid)
+            if item is None:
+                continue
+            message = self._message(p, cid, item)
+            if isinstance(message, SessionResult):
+                return message
+            p.batched.add(message.usage)
+            p.batch_ids = list(dict.fromkeys([*p.batch_ids, self.submitted[cid]]))
+            if cid.startswith("n-"):
+                index = int(cid.rsplit("-", 1)[1])
+                p.notes[index] = self._parse(p, params, message, ChunkNotes, f"chunk {index} notes")
+                continue
+            reply = self._parse(p, params, message, self.judge.reply_model, "score")
+            return self._write(p, self._card(p, reply=reply))
+        return None  # waiting for the rest of its notes, or for its final request
+
+    def _message(self, p: Pending, cid: str, item: Any) -> Any:
+        result = item.result
+        if result.type == "succeeded":
+            return result.message
+        what = "score" if not cid.startswith("n-") else f"chunk {cid.rsplit('-', 1)[1]} notes"
+        return self._fail(p.sid, f"{what}: batch request {_result_reason(result)}", p.attempts)
+
+    def _parse(
+        self, p: Pending, params: dict[str, Any], message: Any, model: type, label: str
+    ) -> Any:
+        try:
+            return self.judge.parse_or_repair(params, message, model, p.direct, label)
+        except anthropic.APIError as e:
+            raise self.judge.api_failure(e) from e
+
+    def _card(
+        self, p: Pending, *, reply: Any = None, unscored: Unscored | None = None
+    ) -> Scorecard:
+        pricing, model = self.judge.pricing, self.judge.model
+        batched, direct = p.batched.usage, p.direct.usage
+        cost = round(
+            pricing.cost_usd(batched, model, batch=True) + pricing.cost_usd(direct, model), 6
+        )
+        meta: dict[str, Any] = {
+            "cost_estimated": pricing.is_estimated(model),
+            "prompt_tokens": p.prompt_tokens,
+            "batch": {"ids": p.batch_ids, "direct_requests": direct.requests},
+        }
+        if p.multi and len(p.notes) == len(p.chunks):
+            meta["chunk_notes"] = [p.notes[i].model_dump() for i in range(len(p.chunks))]
+        session = p.prepared.session
+        return self.judge.make_card(
+            session.session_id,
+            session.source.value,
+            p.chunks,
+            batched.add(direct),
+            meta,
+            reply=reply,
+            unscored=unscored,
+            cost_usd=cost,
+        )
+
+    def _write(self, p: Pending, card: Scorecard) -> SessionResult:
+        """Like the direct path: unscored → ledger; scored → `write_card`."""
+        ctx = self.ctx
+        ctx.budget.settle(p.estimate, card.cost_usd)
+        usage = {"input_tokens": card.usage.input_tokens, "output_tokens": card.usage.output_tokens}
+        if card.status != "scored":
+            ctx.ledger.set_state(
+                p.sid, "unscored", card.unscored_reason, cost_usd=card.cost_usd, **usage
+            )
+            return SessionResult(
+                session_id=p.sid,
+                outcome="unscored",
+                reason=card.unscored_reason,
+                attempts=p.attempts,
+                cost_usd=card.cost_usd,
+                **usage,
+            )
+        return write_card(ctx, card, p.attempts)
+
+    def _fail(self, sid: str, reason: str, attempts: int) -> SessionResult:
+        self.ctx.ledger.set_state(sid, "failed", reason)
+        if sid in self.pending:
+            self.ctx.budget.settle(self.pending[sid].estimate, 0.0)
+        return SessionResult(session_id=sid, outcome="failed", reason=reason, attempts=attempts)
+
+
+def run_batches(
+    ctx: Context,
+    refs: list[SessionRef],
+    *,
+    on_result: Callable[[SessionResult], None] = lambda r: None,
+) -> list[SessionResult]:
+    """Score `refs` through Message Batches (see the module docstring)."""
+    return BatchRun(ctx, on_result=on_result).run(refs)
+
+
+def _groups(
+    items: list[tuple[str, str, dict[str, Any]]],
+) -> list[list[tuple[str, str, dict[str, Any]]]]:
+    """Split requests into batches under the count and size limits."""
+    import json
+
+    groups: list[list[tuple[str, str, dict[str, Any]]]] = []
+    size = 0
+    for item in items:
+        n = len(json.dumps(item[2], default=str))
+        if not groups or len(groups[-1]) >= MAX_BATCH_REQUESTS or size + n > MAX_BATCH_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(item)
+        size += n
+    return groups
+
+
+def _result_reason(result: Any) -> str:
+    if result.type == "errored":
+        err = getattr(getattr(result, "error", None), "error", None)
+        detail = f"{getattr(err, 'type', 'error')}: {getattr(err, 'message', '')}".strip(": ")
+        return f"errored ({detail})"
+    return result.type  # expired / canceled / missing
+
+
+def _missing(cid: str) -> Any:
+    class _Result:
+        type = "missing from the batch results"
+
+    class _Item:
+        custom_id = cid
+        result = _Result()
+
+    return _Item()
