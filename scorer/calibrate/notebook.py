@@ -95,6 +95,7 @@ class SessionRow:
     started_at: datetime | None
     project: str
     agent_model: str
+    """The main model (the first the session used; subagent/small models come later)."""
     tool_mix: dict[str, int]
     tool_calls: int
     tool_errors: int
@@ -163,7 +164,7 @@ def session_rows(
                 judge_model=card.model,
                 started_at=started,
                 project=(session.project if session else None) or "unknown",
-                agent_model=", ".join(session.models) if session and session.models else "unknown",
+                agent_model=session.models[0] if session and session.models else "unknown",
                 tool_mix=dict(signals.calls_per_tool) if signals else {},
                 tool_calls=signals.tool_calls if signals else 0,
                 tool_errors=signals.tool_errors if signals else 0,
@@ -358,3 +359,20 @@ def event_excerpts(session: Session, indices: Iterable[int], width: int = 300) -
         text = " ".join(text.split())
         lines.append(f"{head}: {text[:width]}" + ("…" if len(text) > width else ""))
     return lines
+
+
+def show(fig: Any) -> None:
+    """Display a matplotlib figure as a PNG and close it.
+
+    Works under any backend: `write_report` switches matplotlib to Agg, after which the
+    notebook's inline backend no longer renders figures by itself.
+    """
+    import io
+
+    import matplotlib.pyplot as plt
+    from IPython.display import Image, display
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    display(Image(data=buf.getvalue(), format="png"))

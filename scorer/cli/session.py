@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,6 +24,9 @@ from scorer.errors import ConfigError
 from scorer.jobs.score import Prepared, judge_and_store, prepare
 from scorer.models import Scorecard
 from scorer.sources.base import SessionSource
+
+if TYPE_CHECKING:
+    from scorer.sinks.langfuse import PushResult
 
 
 class SourceName(StrEnum):
@@ -262,7 +265,7 @@ def _push(card: Scorecard, target: str, *, stored: bool = True) -> None:
         err.print(f"Langfuse: {result.url}")
 
 
-def push_problem(result) -> str:
+def push_problem(result: PushResult) -> str:
     """One line naming the scores Langfuse rejected (a partial push is not a push)."""
     bits = [f"{name}: {msg}" for name, msg in result.rejected.items()]
     bits += result.unattributed_errors

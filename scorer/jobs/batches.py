@@ -104,6 +104,9 @@ class Pending:
     direct: UsageTally = field(default_factory=UsageTally)
     batch_ids: list[str] = field(default_factory=list)
     prompt_tokens: int = 0
+    in_flight: bool = False
+    """Submitted by an earlier run that was interrupted: its batches are polled, not redone."""
+    _needed: tuple[int, int, list[tuple[str, dict[str, Any]]]] | None = None
 
     @property
     def sid(self) -> str:
@@ -119,6 +122,13 @@ class Pending:
 
     def needed(self, judge: AnthropicJudge) -> list[tuple[str, dict[str, Any]]]:
         """The requests whose results this session waits for next: `(custom_id, params)`."""
+        # Rendering prompts is not free and every poll round asks: memoize per step.
+        step = (id(self.chunks), len(self.notes))  # a re-chunk makes a new list
+        if self._needed is None or self._needed[:2] != step:
+            self._needed = (*step, self._build_needed(judge))
+        return self._needed[2]
+
+    def _build_needed(self, judge: AnthropicJudge) -> list[tuple[str, dict[str, Any]]]:
         header = self.prepared.header
         if not self.multi:
             return [(custom_id(self.sid, "score"), judge.scoring_request(header, self.chunks[0]))]
@@ -151,12 +161,13 @@ class BatchRun:
         ctx: Context,
         *,
         on_result: Callable[[SessionResult], None] = lambda r: None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         poll: float | None = None,
     ) -> None:
         if ctx.services.anthropic is None:
             raise CredentialsError("ANTHROPIC_API_KEY is not set: --batch-api needs the LLM judge")
-        self.ctx, self.on_result, self.sleep = ctx, on_result, sleep
+        self.ctx, self.on_result = ctx, on_result
+        self.sleep = sleep or _sleep
         self.poll = poll_seconds() if poll is None else poll
         self.client = ctx.services.anthropic
         self.judge = AnthropicJudge(self.client, model=ctx.model)
@@ -181,6 +192,11 @@ class BatchRun:
                     self.pending[ref.session_id] = started
                 else:
                     self._done(ref.session_id, started)
+        # Results of an earlier, failed attempt must not be reused: submit those afresh.
+        fresh = {session_hash(p.sid) for p in self.pending.values() if not p.in_flight}
+        self.submitted = {
+            cid: bid for cid, bid in self.submitted.items() if cid.split("-")[1] not in fresh
+        }
         while self.pending:
             self._submit_needed()
             if not self._collect():
@@ -231,13 +247,9 @@ class BatchRun:
         from scorer.jobs.score import prepare
 
         ctx, sid = self.ctx, ref.session_id
-        pending = Pending(ref, prepare(ctx.services.load(ref)), attempts)
+        pending = Pending(ref, prepare(ctx.services.load(ref)), attempts, in_flight=in_flight)
         pending.prompt_tokens = self._fit(pending)
         if not in_flight:
-            # Results of an earlier, failed attempt must not be reused: submit afresh.
-            digest = session_hash(sid)
-            for cid in [c for c in self.submitted if digest in c]:
-                del self.submitted[cid]
             if ctx.opts.max_cost is not None:
                 pending.estimate = estimate_prepared(
                     pending.prepared, model=ctx.model, batch=True, judge=self.judge
@@ -475,6 +487,10 @@ def run_batches(
 ) -> list[SessionResult]:
     """Score `refs` through Message Batches (see the module docstring)."""
     return BatchRun(ctx, on_result=on_result).run(refs)
+
+
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
 
 
 def _groups(

@@ -235,8 +235,16 @@ _POSITIVE_RE = re.compile(
 )
 
 
+_CODE_RE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)
+
+
 def claims_success(text: str) -> bool | None:
-    """True if `text` claims success, False if it admits failure, None if neither."""
+    """True if `text` claims success, False if it admits failure, None if neither.
+
+    Code spans and fenced blocks are ignored: they quote error messages ("Unable to
+    avoid copy") that say nothing about how the session ended.
+    """
+    text = _CODE_RE.sub(" ", text)
     if _NEGATIVE_RE.search(text):
         return False
     if _POSITIVE_RE.search(text):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -226,8 +227,20 @@ def _write_cache(client: LangfuseClient, rubric: Rubric, ids: dict[str, str], **
     path.write_text(json.dumps(data, indent=2, sort_keys=True))
 
 
+_CONFIG_LOCK = threading.Lock()
+
+
 def config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
-    """name → config id, from the cache when it matches this rubric, else via a sync."""
+    """name → config id, from the cache when it matches this rubric, else via a sync.
+
+    Serialized within the process: backfill workers pushing their first scorecards at the
+    same time would otherwise each find no config and create the seven twice over.
+    """
+    with _CONFIG_LOCK:
+        return _config_ids(client, rubric)
+
+
+def _config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
     entry = _read_cache().get(client.cache_key, {})
     ids = entry.get("configs") or {}
     if entry.get("rubric_hash") == rubric.hash and all(s.name in ids for s in rubric.scores):

@@ -6,10 +6,9 @@ Langfuse is `FakeLangfuse` (respx at the HTTP boundary); retries sleep 0 s.
 from __future__ import annotations
 
 import json
+
 import httpx
 import pytest
-from conftest import REPO
-from tests.langfuse.fake_server import HOST, PUBLIC_KEY, SECRET_KEY, FakeLangfuse
 from typer.testing import CliRunner
 
 from scorer import langfuse_client
@@ -18,6 +17,8 @@ from scorer.cli.scores import push_candidates
 from scorer.judge.rubric import default_rubric
 from scorer.settings import get_settings
 from scorer.sinks.store import ScoreStore
+from tests.conftest import REPO
+from tests.langfuse.fake_server import HOST, PUBLIC_KEY, SECRET_KEY, FakeLangfuse
 from tests.sinks.cards import make_card, unscored_card
 
 DEMO = REPO / "examples" / "demo-session.jsonl"

@@ -180,6 +180,10 @@ class FakeLangfuse:
         self.calls: Counter[str] = Counter()
         self.score_status = score_status
         self.reject: Rejecter | None = None
+        self.on_request: Callable[[str, httpx.Request], None] | None = None
+        """Called before every handled request (tests raise from it to simulate a crash)."""
+        self.on_response: Callable[[str, httpx.Response], None] | None = None
+        """Called after a route handled a request, before the response is returned."""
         self._faults: dict[str, deque[httpx.Response]] = defaultdict(deque)
         self._config_seq = 0
         self.router = respx.mock(base_url=host, assert_all_called=False)
@@ -262,9 +266,14 @@ class FakeLangfuse:
             expected = "Basic " + base64.b64encode(f"{PUBLIC_KEY}:{SECRET_KEY}".encode()).decode()
             if auth != expected:
                 return httpx.Response(401, json={"message": "Invalid credentials"})
+            if self.on_request:
+                self.on_request(name, request)
             if self._faults[name]:
                 return self._faults[name].popleft()
-            return handler(request, **kw)
+            response = handler(request, **kw)
+            if self.on_response:
+                self.on_response(name, response)
+            return response
 
         return wrapped
 
@@ -272,7 +281,8 @@ class FakeLangfuse:
         self.observation_requests.append(request)
         q = request.url.params
         try:
-            rows = [o for o in self.observations if self._matches(o, q)]
+            conds = self._conditions(q)
+            rows = [o for o in self.observations if self._matches(o, q, conds)]
         except FilterError as exc:
             return httpx.Response(400, json={"message": f"Invalid filter: {exc}"})
         rows.sort(key=lambda o: (o["startTime"], o["id"]))
@@ -288,14 +298,24 @@ class FakeLangfuse:
         return httpx.Response(200, json=body)
 
     @staticmethod
-    def _matches(obs: dict[str, Any], q: httpx.QueryParams) -> bool:
-        if "filter" in q:  # overrides every plain filter param, time bounds included
-            try:
-                conds = json.loads(q["filter"])
-            except ValueError as exc:
-                raise FilterError(f"filter is not JSON: {exc}") from None
-            if not isinstance(conds, list):
-                raise FilterError("filter must be a JSON list of conditions")
+    def _conditions(q: httpx.QueryParams) -> list[dict[str, Any]] | None:
+        """The parsed JSON `filter`, or None when the request uses the plain params."""
+        if "filter" not in q:
+            return None
+        try:
+            conds = json.loads(q["filter"])
+        except ValueError as exc:
+            raise FilterError(f"filter is not JSON: {exc}") from None
+        if not isinstance(conds, list):
+            raise FilterError("filter must be a JSON list of conditions")
+        return conds
+
+    @classmethod
+    def _matches(
+        cls, obs: dict[str, Any], q: httpx.QueryParams, conds: list[dict[str, Any]] | None = None
+    ) -> bool:
+        conds = cls._conditions(q) if conds is None else conds
+        if conds is not None:  # overrides every plain filter param, time bounds included
             return all(filter_matches(obs, c) for c in conds)
         checks = [
             ("sessionId", q.get("sessionId")),

@@ -1,0 +1,327 @@
+"""`score-backfill --batch-api`: real anthropic SDK → loopback fake Message Batches API."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jobs.helpers import FA, FakeJudgeServer, make_projects, score_counts, transcript_lines
+from scorer.jobs import batches
+from scorer.jobs.backfill import BackfillOptions, run_backfill
+from scorer.jobs.batches import custom_id, session_hash
+from scorer.jobs.ledger import Ledger
+from scorer.judge.cost import Pricing
+from scorer.models import JudgeUsage
+from scorer.settings import get_settings
+from scorer.sinks.store import ScoreStore
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL = "claude-sonnet-5-5"
+
+
+class Crash(BaseException):
+    """Stands in for a kill: nothing in the run may catch it."""
+
+
+class ScriptedBatches(FakeJudgeServer):
+    """The fake server, with chosen batch results per custom_id prefix.
+
+    `script` maps a session hash to "errored", "expired", "invalid" (unparseable reply
+    text), and `direct_invalid` makes direct (repair) calls answer garbage too.
+    """
+
+    def __init__(self, script: dict[str, str], direct_invalid: bool = False, **kw) -> None:
+        super().__init__(**kw)
+        self.script, self.direct_invalid = script, direct_invalid
+
+    def handle_post(self, path: str, body: dict):
+        if self.direct_invalid and path.endswith("/v1/messages"):
+            with self._lock:
+                self.calls += 1
+            return 200, FA.message_json("not json {", input_tokens=50, output_tokens=5), {}
+        return super().handle_post(path, body)
+
+    def handle_get(self, path: str):
+        parts = path.split("?")[0].rstrip("/").split("/")
+        if parts[-1] != "results":
+            return super().handle_get(path)
+        lines = []
+        for r in self.batches[parts[-2]]["requests"]:
+            what = self.script.get(r["custom_id"].split("-")[1])
+            result = {"type": "succeeded", "message": self.reply_for(r["params"])}
+            if what == "errored":
+                error = {"type": "overloaded_error", "message": "try later"}
+                result = {"type": "errored", "error": {"type": "error", "error": error}}
+            elif what == "expired":
+                result = {"type": "expired"}
+            elif what == "invalid":
+                result["message"] = FA.message_json("{oops", input_tokens=70, output_tokens=3)
+            lines.append(json.dumps({"custom_id": r["custom_id"], "result": result}))
+        lines.reverse()  # results come in any order: matching is by custom_id
+        return 200, ("\n".join(lines) + "\n").encode(), {"content-type": "application/binary"}
+
+
+@pytest.fixture
+def judge_env(monkeypatch):
+    monkeypatch.setenv(batches.POLL_ENV, "0")
+
+    def use(server: FakeJudgeServer) -> None:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        get_settings.cache_clear()
+
+    return use
+
+
+def opts(root: Path, **kw) -> BackfillOptions:
+    return BackfillOptions(
+        source="claude-code", projects_root=root, judge="llm", batch_api=True, **kw
+    )
+
+
+def long_projects(root: Path, n: int, steps: int = 40) -> list[str]:
+    """Sessions long enough to be chunked under a small SCORER_CHUNK_BUDGET."""
+    folder = root / "-home-dev-long"
+    folder.mkdir(parents=True, exist_ok=True)
+    when = datetime.now(UTC) - timedelta(hours=3)
+    ids = []
+    for i in range(n):
+        sid = str(uuid.UUID(int=(i + 1) * 104729))
+        lines = transcript_lines(sid, when, n_steps=steps)
+        (folder / f"{sid}.jsonl").write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+        os.utime(folder / f"{sid}.jsonl", (when.timestamp(), when.timestamp()))
+        ids.append(sid)
+    return ids
+
+
+def requests_of(server: FakeJudgeServer) -> list[list[str]]:
+    return [[r["custom_id"] for r in b["requests"]] for b in server.batches.values()]
+
+
+# --- custom ids ---------------------------------------------------------------------
+
+
+@given(st.text(min_size=1, max_size=500), st.integers(min_value=0, max_value=99_999))
+def test_custom_ids_fit_the_api_rules(session_id, index):
+    for cid in (
+        custom_id(session_id, "score"),
+        custom_id(session_id, "final"),
+        custom_id(session_id, "notes", index),
+    ):
+        assert len(cid) <= 64 and re.fullmatch(r"[a-zA-Z0-9_-]+", cid)
+        assert session_hash(session_id) in cid
+    assert custom_id(session_id, "notes", 1) != custom_id(session_id, "notes", 2)
+
+
+# --- end to end ---------------------------------------------------------------------
+
+
+def test_single_chunk_sessions_go_through_one_batch_at_half_price(tmp_path, judge_env):
+    root = tmp_path / "projects"
+    ids = make_projects(root, 6)
+    with FakeJudgeServer(batch_polls=2) as server:
+        judge_env(server)
+        summary = run_backfill(opts(root), progress=False)
+        assert (summary.scored, summary.failed, summary.unscored) == (6, 0, 0)
+        assert server.calls == 0 and server.batch_creates == 1  # nothing sent directly
+        assert sorted(requests_of(server)[0]) == sorted(custom_id(s, "score") for s in ids)
+        assert summary.input_tokens == server.input_tokens
+        full = Pricing().cost_usd(
+            JudgeUsage(input_tokens=summary.input_tokens, output_tokens=summary.output_tokens),
+            MODEL,
+        )
+        assert summary.cost_usd == pytest.approx(full / 2, abs=1e-5)
+        again = run_backfill(opts(root), progress=False)
+        assert again.skipped == 6 and server.batch_creates == 1
+    ledger = Ledger(get_settings().store_path, summary.run_key)
+    [batch] = ledger.batches()
+    assert batch["status"] == "ended" and batch["phase"] == "first"
+    rows = ledger.rows()
+    assert {r["state"] for r in rows} == {"written"} and {r["batch_id"] for r in rows} == {
+        batch["batch_id"]
+    }
+    assert all(r["cost_usd"] > 0 and r["output_tokens"] == 400 for r in rows)
+    card = ScoreStore().latest(ids[0], judge="llm", model=MODEL)
+    assert card.meta["batch"] == {"ids": [batch["batch_id"]], "direct_requests": 0}
+    assert set(score_counts(get_settings().store_path).values()) == {7}
+
+
+def test_chunked_sessions_get_a_second_batch_of_final_requests(tmp_path, judge_env, monkeypatch):
+    monkeypatch.setenv("SCORER_CHUNK_BUDGET", "1500")
+    monkeypatch.setenv("SCORER_CHUNK_OVERLAP", "0")
+    root = tmp_path / "projects"
+    short = make_projects(root, 2)
+    long = long_projects(root, 3)
+    with FakeJudgeServer() as server:
+        judge_env(server)
+        summary = run_backfill(opts(root), progress=False)
+    assert (summary.scored, summary.failed) == (5, 0) and server.calls == 0
+    first, final = requests_of(server)
+    assert sorted(final) == sorted(custom_id(s, "final") for s in long)
+    assert {c for c in first if c.startswith("s-")} == {custom_id(s, "score") for s in short}
+    cards = {s: ScoreStore().latest(s, judge="llm", model=MODEL) for s in long}
+    for sid, card in cards.items():
+        notes = [c for c in first if c.startswith(f"n-{session_hash(sid)}-")]
+        assert card.n_chunks == len(notes) > 1
+        assert len(card.meta["chunk_notes"]) == card.n_chunks
+        assert card.usage.requests == card.n_chunks + 1  # notes + final, all batched
+        assert card.cost_usd == Pricing().cost_usd(card.usage, MODEL, batch=True)
+    # The final request is built from the notes, exactly as the direct judge builds it.
+    final_body = next(
+        r["params"]
+        for b in server.batches.values()
+        for r in b["requests"]
+        if r["custom_id"] == custom_id(long[0], "final")
+    )
+    assert "<chunk_notes>" in final_body["messages"][0]["content"]
+    assert set(score_counts(get_settings().store_path).values()) == {7}
+
+
+def test_errored_expired_invalid_results(tmp_path, judge_env):
+    root = tmp_path / "projects"
+    ids = make_projects(root, 4)
+    script = {
+        session_hash(ids[0]): "errored",
+        session_hash(ids[1]): "expired",
+        session_hash(ids[2]): "invalid",
+    }
+    with ScriptedBatches(script) as server:
+        judge_env(server)
+        summary = run_backfill(opts(root), progress=False)
+        assert (summary.scored, summary.failed) == (2, 2)
+        reasons = {f.session_id: f.reason for f in summary.failures}
+        assert "errored (overloaded_error: try later)" in reasons[ids[0]]
+        assert reasons[ids[1]] == "score: batch request expired"
+        assert server.calls == 1  # the invalid reply got one direct repair call
+        repaired = ScoreStore().latest(ids[2], judge="llm", model=MODEL)
+        assert repaired.meta["batch"]["direct_requests"] == 1
+        batch_part = JudgeUsage(input_tokens=repaired.usage.input_tokens, output_tokens=3)
+        assert repaired.cost_usd > Pricing().cost_usd(batch_part, MODEL, batch=True)
+        # The failed ones are submitted again by the next run (fresh requests, new batch).
+        server.script = {}
+        again = run_backfill(opts(root), progress=False)
+        assert (again.scored, again.skipped, again.failed) == (2, 2, 0)
+        assert server.batch_creates == 2
+        assert sorted(requests_of(server)[1]) == sorted(custom_id(s, "score") for s in ids[:2])
+        row = Ledger(get_settings().store_path, summary.run_key).get(ids[0])
+        assert row["attempts"] == 2 and row["state"] == "written"
+
+
+def test_invalid_after_repair_is_unscored_with_raw_reply(tmp_path, judge_env):
+    root = tmp_path / "projects"
+    ids = make_projects(root, 1)
+    with ScriptedBatches({session_hash(ids[0]): "invalid"}, direct_invalid=True) as server:
+        judge_env(server)
+        summary = run_backfill(opts(root), progress=False)
+    assert summary.unscored == 1 and server.calls == 1
+    [failure] = summary.failures
+    assert "invalid structured output after one repair" in failure.reason
+    assert failure.cost_usd > 0 and failure.input_tokens > 0
+    row = Ledger(get_settings().store_path, summary.run_key).get(ids[0])
+    assert row["state"] == "unscored" and row["cost_usd"] == failure.cost_usd
+    assert score_counts(get_settings().store_path).get(ids[0], 0) == 0  # never zeros
+
+
+@pytest.mark.parametrize("crash_at_poll", [1, 2])
+def test_restart_mid_batch_polls_instead_of_resubmitting(
+    tmp_path, judge_env, monkeypatch, crash_at_poll
+):
+    """Crash while phase 1 (1) or phase 2 (2) is in flight; rerun; nothing resubmitted."""
+    monkeypatch.setenv("SCORER_CHUNK_BUDGET", "1500")
+    monkeypatch.setenv("SCORER_CHUNK_OVERLAP", "0")
+    root = tmp_path / "projects"
+    ids = make_projects(root, 3) + long_projects(root, 2)
+    polls = {"n": 0}
+
+    def crash(_seconds: float) -> None:
+        polls["n"] += 1
+        if polls["n"] == crash_at_poll:
+            raise Crash
+
+    with FakeJudgeServer(batch_polls=1) as server:
+        judge_env(server)
+        monkeypatch.setattr(batches, "_sleep", crash)
+        with pytest.raises(Crash):
+            run_backfill(opts(root), progress=False)
+        creates = server.batch_creates
+        assert creates == crash_at_poll
+        monkeypatch.setattr(batches, "_sleep", lambda s: None)
+        summary = run_backfill(opts(root), progress=False)
+        written_before = 0 if crash_at_poll == 1 else 3  # the single-chunk ones
+        assert (summary.skipped, summary.scored) == (written_before, 5 - written_before)
+        assert summary.failed == summary.unscored == 0
+        assert server.batch_creates == 2  # phase 1 + finals, each submitted exactly once
+        assert server.calls == 0
+    counts = score_counts(get_settings().store_path)
+    assert set(counts) == set(ids) and set(counts.values()) == {7}
+
+
+def _cli(root: Path) -> list[str]:
+    flags = ["--batch-api", "--json", "--no-progress"]
+    return [sys.executable, "-m", "scorer.cli.backfill", "--projects-root", str(root), *flags]
+
+
+def _batch_rows(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM backfill_batches").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+@pytest.mark.slow
+def test_kill_9_after_submit_then_rerun_resumes_polling(tmp_path):
+    root = tmp_path / "projects"
+    ids = make_projects(root, 8)
+    home = tmp_path / "home"
+    with FakeJudgeServer(batch_polls=10_000) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SCORER_"))}
+        env.update(SCORER_HOME=str(home), ANTHROPIC_API_KEY="test")
+        env.update(ANTHROPIC_BASE_URL=server.url, SCORER_BATCH_POLL_SECONDS="0.05")
+        proc = subprocess.Popen(
+            _cli(root), env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 30
+        while _batch_rows(home / "scores.sqlite3") == 0 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert server.batch_creates == 1
+        server.batch_polls = 0  # the batch has ended meanwhile
+        rerun = subprocess.run(_cli(root), env=env, cwd=REPO, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    summary = json.loads(rerun.stdout.strip().splitlines()[-1])
+    assert summary["scored"] == 8 and summary["failed"] == 0
+    assert server.batch_creates == 1 and server.calls == 0
+    counts = score_counts(home / "scores.sqlite3")
+    assert set(counts) == set(ids) and set(counts.values()) == {7}
+
+
+def test_cost_cap_leaves_the_rest_for_the_next_run(tmp_path, judge_env):
+    root = tmp_path / "projects"
+    make_projects(root, 6)
+    with FakeJudgeServer() as server:
+        judge_env(server)
+        dry = run_backfill(opts(root, dry_run=True), progress=False)
+        cap = dry.estimated_cost_usd / 6 * 2.5  # room for two sessions' batch estimates
+        summary = run_backfill(opts(root, max_cost=cap), progress=False)
+        assert (summary.scored, summary.not_started) == (2, 4)
+        assert [len(r) for r in requests_of(server)] == [2] and summary.cost_usd <= cap
+        rest = run_backfill(opts(root), progress=False)
+        assert (rest.scored, rest.skipped) == (4, 2) and server.batch_creates == 2
