@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
-from scorer.errors import SinkError
+from scorer.errors import CredentialsError, SinkError
 
 PAGE = 100
 
@@ -125,7 +125,7 @@ def enqueue(
                     object_type=AnnotationQueueObjectType.SESSION,
                 )
                 present.add(sid)
-    except SinkError:
+    except (SinkError, CredentialsError):
         raise
     except Exception as exc:  # SDK ApiError / transport error → our typed error
         raise SinkError(
