@@ -7,6 +7,9 @@ execution-verified outcomes is measured in the README (`score-calibrate`).
 Rules (version `HEURISTIC_VERSION`; change the version when a rule changes):
 
 goal_achievement (failed / partial / complete; never `exceeded`, which needs judgement):
+  0. Live (tmux) sessions, after rule 1: a completion marker in the terminal with no
+     errors near the end → complete; errors near the end → partial if files changed
+     (git), else failed; no marker → partial if files changed, else failed.
   1. The last test run decides when there is one: all passed → complete; some passed →
      partial; none passed → failed.
   2. Otherwise the ending decides: a final result flagged as error, no final
@@ -18,7 +21,8 @@ tool_efficiency (1-5): 5, minus 1 each for a tool error rate > 10 %, > 25 %, any
   repeated identical failing call, and blind retries > 5 % of calls; 3 with no tool calls.
 process_adherence (1-5): 3, +1 when the work was verified (a test run after the last
   edit), +1 when every edited file was read (or created) first, -1 when files were
-  changed and nothing was ever verified, -1 per user interruption (at most -2).
+  changed (edit calls, or the git diff for live sessions) and nothing was verified,
+  -1 per user interruption (at most -2).
 context_efficiency (1-5): 5, minus 1 each for a compaction, > 10 % of tool outputs
   over 20,000 chars, a file read 3+ times, and a cache-hit ratio below 50 % on sessions
   over 100k prompt tokens.
@@ -78,6 +82,17 @@ class _Facts:
             calls and (r := results.get(calls[-1].tool_use_id)) is not None and _failed(r)
         )
         self.headless = session.source == SourceKind.STREAM_JSON
+        # live (tmux) sessions have no assistant messages or edit calls: the terminal's
+        # own signals and the git diff stand in for them
+        self.terminal = (
+            session.extra.get("terminal_signals") or {}
+            if session.source == SourceKind.TMUX
+            else None
+        )
+        git = session.extra.get("git") or {}
+        git_files = {f.get("path") for f in git.get("files") or []}
+        git_files |= set(git.get("staged") or []) | set(git.get("unstaged") or [])
+        self.files_changed = len(signals.files_written) or len(git_files - {None})
         self.last_result_event = next(
             (e for e in reversed(session.events) if e.kind == EventKind.RESULT), None
         )
@@ -198,6 +213,8 @@ def _goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
             return "partial", f"last test run: {run.passed} passed, {run.failed} failed", refs
         return "failed", f"last test run failed ({run.framework}, none passed)", refs
     end = [s.final_message_event or 0]
+    if f.terminal is not None:
+        return _terminal_goal(s, f)
     if f.last_result_event is not None and f.last_result_event.is_error:
         return "failed", "the run ended with an error result", [f.last_result_event.index]
     if s.final_message_event is None:
@@ -212,6 +229,21 @@ def _goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
     if s.claims_success:
         return "partial", "success claimed but not verified (errors late or frequent)", end
     return "partial", "neutral ending without verification", end
+
+
+def _terminal_goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
+    """Live sessions: a completion marker with no recent errors is success."""
+    t = f.terminal or {}
+    markers, blockers = t.get("completion_markers") or [], t.get("recent_blockers") or 0
+    refs = s.error_events[-3:]
+    if markers and not blockers:
+        return "complete", f"terminal shows completion ({markers[-1]!r}), no recent errors", []
+    if blockers:
+        outcome = "partial" if f.files_changed else "failed"
+        return outcome, f"{blockers} errors near the end of the terminal output", refs
+    if f.files_changed:
+        return "partial", f"{f.files_changed} files changed, no completion marker", []
+    return "failed", "no changes and no completion marker in the terminal", []
 
 
 def _tool_efficiency(s: Signals) -> tuple[int, str, list[int]]:
@@ -242,7 +274,7 @@ def _process(s: Signals, f: _Facts) -> tuple[int, str, list[int]]:
     elif f.unread_edits:
         why.append(f"{len(f.unread_edits)} edits of unread files")
         refs += f.unread_edits
-    if s.files_written and not s.test_runs:
+    if f.files_changed and not s.test_runs:
         score -= 1
         why.append("changed files but never ran tests")
     if s.interruptions:

@@ -130,3 +130,21 @@ def test_terminal_bench_agreement_is_better_than_chance():
     assert len(truth) == 80
     # measured 0.47 (chance is 0.33); this guards against silent regressions
     assert balanced_accuracy_score(truth, pred) >= 0.42
+
+
+def test_live_session_without_tests_uses_terminal_markers_and_git():
+    b = Builder()
+    events = [b.ev(EventKind.TERMINAL, "$ ./build.sh\nbuilding...\nTask complete")]
+    done = session_of(events, SourceKind.TMUX)
+    done.extra = {"terminal_signals": {"completion_markers": ["Task complete"]}}
+    card = score(done)
+    assert card.scores["goal_achievement"].label == "complete"
+
+    broken = session_of(events, SourceKind.TMUX)
+    broken.extra = {
+        "terminal_signals": {"completion_markers": [], "recent_blockers": 2},
+        "git": {"files": [{"path": "src/a.py"}], "staged": [], "unstaged": []},
+    }
+    card = score(broken)
+    assert card.scores["goal_achievement"].label == "partial"
+    assert card.scores["process_adherence"].value == 2  # changed files, never verified
