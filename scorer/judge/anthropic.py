@@ -33,7 +33,7 @@ from pydantic import BaseModel, ValidationError
 import scorer
 from scorer.errors import CredentialsError, JudgeError
 from scorer.judge import prompts as P
-from scorer.judge.cost import Pricing
+from scorer.judge.cost import Pricing, load_pricing
 from scorer.judge.retry import call_with_retries, classify, describe
 from scorer.judge.rubric import OVERALL, Rubric, default_rubric
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
@@ -165,7 +165,7 @@ class AnthropicJudge:
         self.model = model or get_settings().model
         self.rubric = rubric or default_rubric()
         self.max_concurrency = max(1, max_concurrency)
-        self.pricing = pricing or Pricing()
+        self.pricing = pricing or load_pricing()
         self.prompts = prompts or P.default_prompts()
         self._counter = counter
         self._verify_tokens = verify_tokens

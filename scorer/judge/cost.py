@@ -7,8 +7,13 @@ result is flagged as an estimate (`Pricing.is_estimated`).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import os
+import tomllib
+from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from scorer.errors import ConfigError
 from scorer.models import JudgeUsage
 from scorer.settings import DEFAULT_MODEL
 
@@ -88,6 +93,30 @@ def cost_usd(
         usage: Token counts summed over the calls (input excludes cache reads/writes).
         model: Model id; unknown ids use the fallback model's prices.
         batch: Priced as Message Batches (-50%).
-        pricing: Price table; defaults to `Pricing()`.
+        pricing: Price table; defaults to `load_pricing()`.
     """
-    return (pricing or Pricing()).cost_usd(usage, model, batch=batch)
+    return (pricing or load_pricing()).cost_usd(usage, model, batch=batch)
+
+
+def load_pricing(path: Path | None = None) -> Pricing:
+    """The price table: `path`, else the TOML file named by `SCORER_PRICES`, else defaults.
+
+    The file has the `Pricing` fields, e.g.::
+
+        batch_multiplier = 0.5
+        [models.claude-sonnet-5-5]
+        input = 2.0
+        output = 10.0
+        cache_read = 0.2
+
+    Models listed in the file are added to (or replace) the built-in entries.
+    """
+    path = path or (Path(os.environ["SCORER_PRICES"]) if os.environ.get("SCORER_PRICES") else None)
+    if path is None:
+        return Pricing()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        models = {**_default_models(), **Pricing(**data).models}
+        return Pricing(**{**data, "models": models})
+    except (OSError, tomllib.TOMLDecodeError, ValidationError, TypeError) as e:
+        raise ConfigError(f"invalid price table {path}: {' '.join(str(e).split())[:200]}") from e

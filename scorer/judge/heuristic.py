@@ -58,7 +58,7 @@ from scorer.models import (
 )
 from scorer.prepare.signals import Signals
 
-HEURISTIC_VERSION = "heuristic-2026-11-22.1"
+HEURISTIC_VERSION = "heuristic-2026-11-22.2"
 _BIG_OUTPUT = 20_000
 _READ_TOOLS = {"Read", "NotebookRead"}
 _EDIT_TOOLS = {"Edit", "MultiEdit", "NotebookEdit"}

@@ -114,3 +114,26 @@ def test_backoff_grows_and_stops_after_max_attempts(fast_retry_waits, monkeypatc
     with pytest.raises(anthropic.InternalServerError):
         retry.call_with_retries(lambda: (_ for _ in ()).throw(_status_error(500)), attempts=2)
     assert fast_retry_waits == [0.0]
+
+
+def test_price_table_from_toml_overrides_and_extends(tmp_path, monkeypatch):
+    from scorer.errors import ConfigError
+    from scorer.judge.cost import load_pricing
+    from scorer.models import JudgeUsage
+
+    table = tmp_path / "prices.toml"
+    table.write_text(
+        "batch_multiplier = 0.4\n"
+        "[models.claude-sonnet-5-5]\ninput = 4.0\noutput = 20.0\ncache_read = 0.4\n"
+        "[models.my-model]\ninput = 1.0\noutput = 1.0\ncache_read = 0.1\n"
+    )
+    monkeypatch.setenv("SCORER_PRICES", str(table))
+    pricing = load_pricing()
+    usage = JudgeUsage(input_tokens=1_000_000, output_tokens=1_000_000)
+    assert pricing.cost_usd(usage, "claude-sonnet-5-5") == 24.0
+    assert pricing.cost_usd(usage, "claude-sonnet-5-5", batch=True) == 9.6
+    assert pricing.cost_usd(usage, "my-model") == 2.0
+    assert not pricing.is_estimated("claude-sonnet-4-5")  # built-in entries kept
+    table.write_text("models = 3\n")
+    with pytest.raises(ConfigError):
+        load_pricing()
