@@ -327,9 +327,25 @@ class AnthropicJudge:
             unscored: Why there are no scores.
             cost_usd: USD spent; defaults to `usage` at the full (non-batch) price.
         """
-        card = self._card(session_id, source, chunks, usage, meta, unscored=unscored)
-        if cost_usd is not None:
-            card = card.model_copy(update={"cost_usd": cost_usd})
+        card = Scorecard(
+            session_id=session_id,
+            source=source,
+            status="unscored" if unscored else "scored",
+            unscored_reason=unscored.reason if unscored else None,
+            raw_reply=unscored.raw if unscored else None,
+            judge="llm",
+            model=self.model,
+            prompt_version=self.prompts.version,
+            prompt_hash=self.prompts.hash,
+            rubric_version=self.rubric.version,
+            rubric_hash=self.rubric.hash,
+            package_version=scorer.__version__,
+            n_chunks=len(chunks),
+            usage=usage,
+            cost_usd=self.pricing.cost_usd(usage, self.model) if cost_usd is None else cost_usd,
+            created_at=datetime.now(UTC),
+            meta=meta,
+        )
         if unscored is not None or reply is None:
             return card
         scores, unknown = build_scores(reply, self.rubric, known_events(chunks))
@@ -455,37 +471,6 @@ class AnthropicJudge:
             log.warning("count_tokens failed (%s); using the estimate %d", describe(e), estimate)
             return estimate
         return counted.input_tokens
-
-    # --- the card ------------------------------------------------------------------
-
-    def _card(
-        self,
-        session_id: str,
-        source: str,
-        chunks: list[Chunk],
-        usage: JudgeUsage,
-        meta: dict[str, Any],
-        unscored: Unscored | None = None,
-    ) -> Scorecard:
-        return Scorecard(
-            session_id=session_id,
-            source=source,
-            status="unscored" if unscored else "scored",
-            unscored_reason=unscored.reason if unscored else None,
-            raw_reply=unscored.raw if unscored else None,
-            judge="llm",
-            model=self.model,
-            prompt_version=self.prompts.version,
-            prompt_hash=self.prompts.hash,
-            rubric_version=self.rubric.version,
-            rubric_hash=self.rubric.hash,
-            package_version=scorer.__version__,
-            n_chunks=len(chunks),
-            usage=usage,
-            cost_usd=self.pricing.cost_usd(usage, self.model),
-            created_at=datetime.now(UTC),
-            meta=meta,
-        )
 
 
 # --- pure helpers ----------------------------------------------------------------------
