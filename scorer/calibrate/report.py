@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -80,7 +81,9 @@ def _pyplot():
     try:
         import matplotlib
 
-        matplotlib.use("Agg")  # never open a window, works headless
+        if "matplotlib.pyplot" not in sys.modules:
+            # a CLI never opens a window; a notebook that already chose a backend keeps it
+            matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return None
