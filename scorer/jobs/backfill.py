@@ -12,7 +12,9 @@ Write order is store (one transaction, replace on re-score) → Langfuse push (d
 score ids: a repeat overwrites the same seven scores) → ledger `written`, so a kill at any
 point, `kill -9` included, leaves at most a step to redo and never a second set of
 scores. A session already scored with the same rubric version, model and judge (store,
-or Langfuse's own scores for the session) is skipped unless `rescore`.
+or Langfuse's own scores for the session) is skipped unless `rescore`. An unscored verdict
+(invalid reply after the repair) is final for the run key: a rerun reports it again
+without paying for another judge call.
 
 Concurrency and rate limits. `concurrency` worker threads; every request to one API goes
 through one shared token bucket (`ratelimit.RateLimiter`) which a 429/529 pauses for its
@@ -507,6 +509,8 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
         return SessionResult(
             session_id=sid, outcome="failed", reason=row.get("reason"), attempts=row["attempts"]
         )
+    if state == "unscored":
+        return unscored_before(row, sid)
     if ctx.stop.is_set() or ctx.budget.stopped:
         return SessionResult(session_id=sid, outcome="not_started", reason=_stop_reason(ctx))
     try:
@@ -530,6 +534,20 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
         # A stored card that failed to push stays `stored`: the next run pushes it.
         ctx.ledger.set_state(sid, "stored" if current == "stored" else "failed", reason)
         return SessionResult(session_id=sid, outcome="failed", reason=reason, attempts=attempts)
+
+
+def unscored_before(row: dict[str, Any], session_id: str) -> SessionResult:
+    """An earlier run's unscored verdict, reported again without paying for a new one.
+
+    The judge already spent a call and a repair on it; `--rescore` (another run key)
+    judges it afresh.
+    """
+    return SessionResult(
+        session_id=session_id,
+        outcome="unscored",
+        reason=row.get("reason"),
+        attempts=row.get("attempts", 0),
+    )
 
 
 def _stop_reason(ctx: Context) -> str:
@@ -730,7 +748,8 @@ def _with_unfinished(
     extra = [
         r
         for r in discovered
-        if r.session_id not in have and states.get(r.session_id) not in (None, *DONE_STATES)
+        if r.session_id not in have
+        and states.get(r.session_id) not in (None, "unscored", *DONE_STATES)
     ]
     return chosen + extra
 

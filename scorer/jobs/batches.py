@@ -48,6 +48,7 @@ from scorer.jobs.backfill import (
     _resume_write,
     already_scored,
     estimate_prepared,
+    unscored_before,
     write_card,
 )
 from scorer.jobs.discovery import SessionRef
@@ -225,6 +226,8 @@ class BatchRun:
             return SessionResult(
                 session_id=sid, outcome="failed", reason=row.get("reason"), attempts=row["attempts"]
             )
+        if state == "unscored":
+            return unscored_before(row, sid)
         if ctx.stop.is_set() or ctx.budget.stopped:
             return SessionResult(session_id=sid, outcome="not_started", reason="cost cap reached")
         in_flight = state == "fetched" and bool(row.get("batch_id"))
