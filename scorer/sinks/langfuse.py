@@ -319,7 +319,10 @@ def _redact(value: Any) -> Any:
 
 
 def _stable_timestamp(scorecard: Scorecard) -> datetime:
-    ts = scorecard.created_at
+    """The first time this session was scored (kept by the store across re-scores), so a
+    re-run sends the same id AND timestamp, which is what makes Langfuse update in place."""
+    first = scorecard.meta.get("first_scored_at")
+    ts = datetime.fromisoformat(first) if isinstance(first, str) else scorecard.created_at
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
 
 

@@ -128,6 +128,10 @@ def _iso(dt: datetime) -> str:
     return dt.astimezone(UTC).isoformat()
 
 
+FIRST_SCORED = "first_scored_at"
+"""Meta key: when this session was first scored with this rubric version, judge and model."""
+
+
 def _run_row(card: Scorecard) -> dict[str, Any]:
     """The run's columns, secrets redacted; identity columns are taken verbatim."""
     data = card.model_dump(mode="json", exclude={"scores"})
@@ -264,17 +268,25 @@ class ScoreStore:
         Raises:
             SinkError: The database could not be written; nothing was stored.
         """
-        row = _run_row(scorecard)
         scores = _score_rows(scorecard)
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
+        key = (scorecard.session_id, scorecard.rubric_version, scorecard.judge, scorecard.model)
+        same_key = "session_id = ? AND rubric_version = ? AND judge = ? AND model IS ?"
         try:
             with self._tx() as db:
-                db.execute(
-                    "DELETE FROM runs WHERE session_id = ? AND rubric_version = ? "
-                    "AND judge = ? AND model IS ?",
-                    (row["session_id"], row["rubric_version"], row["judge"], row["model"]),
+                prev = db.execute(
+                    f"SELECT created_at, meta FROM runs WHERE {same_key} ORDER BY created_at",
+                    key,
+                ).fetchone()
+                # A re-score keeps the first score's time: Langfuse updates a score only
+                # when both its id and its timestamp repeat (see sinks/langfuse.py).
+                first = json.loads(prev["meta"] or "{}").get(FIRST_SCORED) if prev else None
+                scorecard.meta[FIRST_SCORED] = first or (
+                    prev["created_at"] if prev else _iso(scorecard.created_at)
                 )
+                row = _run_row(scorecard)
+                columns = ", ".join(row)
+                marks = ", ".join("?" for _ in row)
+                db.execute(f"DELETE FROM runs WHERE {same_key}", key)
                 run_id = db.execute(
                     f"INSERT INTO runs ({columns}) VALUES ({marks})", tuple(row.values())
                 ).lastrowid
