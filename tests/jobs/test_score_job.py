@@ -41,3 +41,33 @@ def test_prompt_too_long_rechunks_with_a_smaller_budget_and_scores(monkeypatch):
     assert len(prepared.chunks) >= 2
     assert any("re-chunked" in n for n in prepared.notes)
     assert ScoreStore().latest(card.session_id, judge="llm") is not None
+
+
+def test_real_big_session_multi_chunk_llm_path(big_session, monkeypatch):
+    """The 2.7 MB real session with a small budget: notes per chunk, then one final call."""
+    from scorer.judge import retry
+
+    monkeypatch.setattr(retry, "sleep", lambda _: None)
+    prepared = prepare(resolve(str(big_session)).load(), budget=20_000)
+    n = len(prepared.chunks)
+    assert n >= 4 and all(c.tokens <= 20_000 for c in prepared.chunks)
+    cited = (prepared.chunks[-1].event_indices[-1], 99_999)  # one real, one invented
+
+    def reply(body):
+        if "open_questions" in json.dumps(body.get("output_config")):
+            return message_response(notes_payload(events=(cited[0],)), cache_read=900)
+        return message_response(valid_scoring_payload(events=cited), cache_write=1_500)
+
+    fake = FakeAnthropic([reply] * (n + 1))
+    card = judge_and_store(prepared, judge="llm", client=fake.client())
+    assert card.status == "scored", card.unscored_reason
+    bodies = fake.message_bodies
+    assert len(bodies) == n + 1 and card.n_chunks == n
+    final = json.dumps(bodies[-1]["messages"])
+    assert "quote" in final  # the chunk notes reach the final call
+    assert all(b["system"][0]["cache_control"] == {"type": "ephemeral"} for b in bodies)
+    assert card.usage.requests == n + 1
+    assert card.usage.cache_read_tokens == 900 * n and card.usage.cache_write_tokens == 1_500
+    assert card.unknown_refs == [99_999]
+    goal = card.scores["goal_achievement"]
+    assert [e.valid for e in goal.evidence] == [True, False]
