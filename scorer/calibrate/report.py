@@ -134,14 +134,13 @@ def _plot_distribution(plt, a: DimensionAgreement, path: Path) -> str:
 
 
 def _plot_bias(plt, result: CalibrationResult, path: Path) -> str | None:
-    rows = [a for a in result.agreements if a.bias is not None]
+    rows = [(a, a.bias) for a in result.agreements if a.bias is not None]
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(6, 0.4 * len(rows) + 1.2))
-    names = [f"{group_name(a)} {a.dimension}" for a in rows]
-    ax.barh(
-        names, [a.bias for a in rows], color=["tab:red" if a.bias > 0 else "tab:blue" for a in rows]
-    )
+    names = [f"{group_name(a)} {a.dimension}" for a, _ in rows]
+    biases = [bias for _, bias in rows]
+    ax.barh(names, biases, color=["tab:red" if b > 0 else "tab:blue" for b in biases])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("mean bias (judge − human)")
     ax.tick_params(axis="y", labelsize=7)

@@ -14,6 +14,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from itertools import groupby
+from typing import Any
 
 import krippendorff
 import numpy as np
@@ -214,7 +215,7 @@ def label_set(cfg: ScoreConfig, rubric: Rubric) -> tuple[list[float], list[str]]
     return [float(v) for v in values], [str(v) for v in values]
 
 
-def snap(values: Sequence[float], labels: Sequence[float]) -> np.ndarray:
+def snap(values: Sequence[float] | np.ndarray, labels: Sequence[float]) -> np.ndarray:
     """Each value replaced by the nearest label (ties go to the lower one)."""
     arr = np.asarray(values, dtype=float)
     if not labels:
@@ -314,7 +315,8 @@ def agreement(
     labels, names = label_set(rubric.get(first.dimension), rubric)
     j = np.array([p.judge_value for p in pairs], dtype=float)
     h = np.array([p.human_value for p in pairs], dtype=float)
-    core = _core_metrics(j, h, labels)
+    # Keys of `core` are all optional float fields of DimensionAgreement.
+    core: dict[str, Any] = _core_metrics(j, h, labels)
     result = DimensionAgreement(
         dimension=first.dimension,
         judge=first.judge,

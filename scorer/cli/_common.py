@@ -16,6 +16,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any, TypeVar
 
 import typer
@@ -33,6 +34,13 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class PushTarget(StrEnum):
+    """What Langfuse scores attach to: the session (default) or its first trace."""
+
+    session = "session"
+    trace = "trace"
 
 
 def _debug() -> bool:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from scorer.cli._common import err, fail, handle_errors, one_line, out, print_json
+from scorer.cli._common import (
+    PushTarget,
+    err,
+    fail,
+    handle_errors,
+    one_line,
+    out,
+    print_json,
+)
 from scorer.cli.views import scorecard_view
 from scorer.errors import ConfigError, CredentialsError, SinkError, SourceError
 from scorer.models import Scorecard
@@ -103,11 +110,6 @@ def show_command(
         print_json(card.model_dump(mode="json"))
     else:
         out.print(scorecard_view(card))
-
-
-class PushTarget(StrEnum):
-    session = "session"
-    trace = "trace"
 
 
 def push_candidates(

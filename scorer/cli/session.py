@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from scorer.cli._common import (
     EXIT_ESCALATE,
     EXIT_UNSCORED,
+    PushTarget,
     err,
     fail,
     handle_errors,
@@ -158,8 +159,8 @@ def score_session_command(
         bool | None, typer.Option(help="Write scores to Langfuse (default: when read from it).")
     ] = None,
     target: Annotated[
-        str, typer.Option(help="Langfuse score target: session or trace.")
-    ] = "session",
+        PushTarget, typer.Option(help="Langfuse score target: session or trace.")
+    ] = PushTarget.session,
     enrich_local: Annotated[bool, typer.Option(help="Langfuse: use the local JSONL too.")] = False,
     repo: Annotated[
         Path | None, typer.Option(help="tmux: the git repo the agent works on.")
@@ -232,7 +233,7 @@ def score_session_command(
         raise typer.Exit(EXIT_ESCALATE)
 
 
-def _push(card: Scorecard, target: str, *, stored: bool = True) -> None:
+def _push(card: Scorecard, target: PushTarget, *, stored: bool = True) -> None:
     """Push to Langfuse; on failure keep the judgement in the store, record why, exit 1.
 
     The scorecard is printed before this runs, and with `--no-store` it is saved anyway
@@ -242,8 +243,9 @@ def _push(card: Scorecard, target: str, *, stored: bool = True) -> None:
     from scorer.sinks.langfuse import push_scorecard
     from scorer.sinks.store import ScoreStore
 
+    kind: Literal["session", "trace"] = "trace" if target == PushTarget.trace else "session"
     try:
-        result = push_scorecard(card, target=target)
+        result = push_scorecard(card, target=kind)
         problem = None if result.ok else push_problem(result)
     except (SinkError, CredentialsError) as exc:
         result, problem = None, one_line(exc)

@@ -47,7 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -126,6 +126,13 @@ class BackfillOptions(BaseModel):
     @property
     def should_push(self) -> bool:
         return self.source == "langfuse" if self.push is None else self.push
+
+
+class TokenCounts(TypedDict):
+    """A scorecard's token usage, as keyword arguments of the ledger and `SessionResult`."""
+
+    input_tokens: int
+    output_tokens: int
 
 
 class SessionResult(BaseModel):
@@ -610,7 +617,10 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     finally:
         ctx.budget.settle(estimate, 0.0)
     ctx.budget.settle(0.0, card.cost_usd)
-    usage = {"input_tokens": card.usage.input_tokens, "output_tokens": card.usage.output_tokens}
+    usage: TokenCounts = {
+        "input_tokens": card.usage.input_tokens,
+        "output_tokens": card.usage.output_tokens,
+    }
     if card.status != "scored":
         ctx.ledger.set_state(sid, "unscored", card.unscored_reason, cost_usd=card.cost_usd, **usage)
         return SessionResult(
@@ -627,7 +637,10 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
 def write_card(ctx: Context, card: Scorecard, attempts: int) -> SessionResult:
     """store (transactional) → Langfuse push (idempotent ids) → ledger `written`."""
     sid = card.session_id
-    usage = {"input_tokens": card.usage.input_tokens, "output_tokens": card.usage.output_tokens}
+    usage: TokenCounts = {
+        "input_tokens": card.usage.input_tokens,
+        "output_tokens": card.usage.output_tokens,
+    }
     ctx.ledger.set_state(sid, "judged", cost_usd=card.cost_usd, **usage)
     ctx.services.store.save(card)
     ctx.ledger.set_state(sid, "stored")

@@ -39,11 +39,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
+from pydantic import BaseModel
 
 from scorer.errors import CredentialsError, JudgeError
 from scorer.jobs.backfill import (
     Context,
     SessionResult,
+    TokenCounts,
     _reason,
     _resume_write,
     already_scored,
@@ -271,7 +273,10 @@ class BatchRun:
         for attempt in range(RECHUNK_ATTEMPTS + 1):
             requests = pending.needed(self.judge)
             pairs = [(i, params["messages"]) for i, (_, params) in enumerate(requests)]
-            reply = ChunkNotes if pending.multi else self.judge.reply_model
+            # Not a ternary: older mypy joins the two model classes to `object`.
+            reply: type[BaseModel] = ChunkNotes
+            if not pending.multi:
+                reply = self.judge.reply_model
             limit = NOTES_MAX_TOKENS if pending.multi else FINAL_MAX_TOKENS
             try:
                 return self.judge.check_fits(pairs, reply, limit)
@@ -325,11 +330,11 @@ class BatchRun:
             Whether anything moved (False: the caller sleeps before the next poll).
         """
         waiting = {
-            self.submitted.get(cid)
+            bid
             for p in self.pending.values()
             for cid, _ in p.needed(self.judge)
-            if (self.submitted.get(cid), cid) not in self.got
-        } - {None}
+            if (bid := self.submitted.get(cid)) is not None and (bid, cid) not in self.got
+        }
         ended = [bid for bid in sorted(waiting) if self._ended(bid)]
         for bid in ended:
             for item in self._results(bid):
@@ -460,7 +465,10 @@ class BatchRun:
         """Like the direct path: unscored → ledger; scored → `write_card`."""
         ctx = self.ctx
         ctx.budget.settle(p.estimate, card.cost_usd)
-        usage = {"input_tokens": card.usage.input_tokens, "output_tokens": card.usage.output_tokens}
+        usage: TokenCounts = {
+            "input_tokens": card.usage.input_tokens,
+            "output_tokens": card.usage.output_tokens,
+        }
         if card.status != "scored":
             ctx.ledger.set_state(
                 p.sid, "unscored", card.unscored_reason, cost_usd=card.cost_usd, **usage

@@ -157,7 +157,7 @@ class LimitedTransport:
 def limited_transport_class(base: type) -> type:
     """A `LimitedTransport` that also subclasses `base` (httpx clients type-check it)."""
 
-    class _Limited(LimitedTransport, base):  # type: ignore[misc, valid-type]
+    class _Limited(LimitedTransport, base):
         def __init__(self, inner: Any, limiter: RateLimiter) -> None:
             LimitedTransport.__init__(self, inner, limiter)
 

@@ -456,15 +456,15 @@ class AnthropicJudge:
         return tokens
 
     def _count_tokens(self, messages: list[dict], reply: type[BaseModel], estimate: int) -> int:
+        # Plain dicts, like `request_params`: the SDK's TypedDict params accept them at runtime.
+        params: dict[str, Any] = {
+            "model": self.model,
+            "system": self._system,
+            "messages": messages,
+            "output_config": output_config(reply),
+        }
         try:
-            counted = call_with_retries(
-                lambda: self.client.messages.count_tokens(
-                    model=self.model,
-                    system=self._system,
-                    messages=messages,
-                    output_config=output_config(reply),
-                )
-            )
+            counted = call_with_retries(lambda: self.client.messages.count_tokens(**params))
         except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as e:
             raise self._api_failure(e) from e
         except anthropic.APIError as e:  # e.g. a proxy without the endpoint: keep the estimate

@@ -52,6 +52,7 @@ from scorer.models import (
     Event,
     EventKind,
     EvidenceRef,
+    Recommendation,
     Scorecard,
     Session,
     SourceKind,
@@ -326,7 +327,7 @@ def _output_quality(s: Signals, f: _Facts, goal: str) -> tuple[int, str, list[in
     return _clamp(base), why, [s.final_message_event or 0]
 
 
-def _recommend(goal: str, handling: str, s: Signals) -> str:
+def _recommend(goal: str, handling: str, s: Signals) -> Recommendation:
     if goal == "complete":
         return "complete"
     if handling == "poor" or (goal == "failed" and s.interruptions):

@@ -74,8 +74,8 @@ class ScoringReplyBase(BaseModel):
 
 def _value_type(cfg: ScoreConfig, rubric: Rubric) -> Any:
     if cfg.data_type == "CATEGORICAL":
-        return Literal[tuple(cfg.labels)]  # type: ignore[valid-type]
-    return Literal[tuple(range(rubric.numeric_min, rubric.numeric_max + 1))]  # type: ignore[valid-type]
+        return Literal[tuple(cfg.labels)]
+    return Literal[tuple(range(rubric.numeric_min, rubric.numeric_max + 1))]
 
 
 def _value_help(cfg: ScoreConfig, rubric: Rubric) -> str:

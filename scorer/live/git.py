@@ -26,7 +26,7 @@ import re
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 import git
 from pydantic import BaseModel, Field
@@ -306,7 +306,12 @@ def git_progress(
         staged, unstaged, untracked = parse_porcelain(
             r.git.status("--porcelain=v1", "-z", "--untracked-files=all")
         )
-        common = {"repo": root, "staged": staged, "unstaged": unstaged, "untracked": untracked}
+        common: dict[str, Any] = {
+            "repo": root,
+            "staged": staged,
+            "unstaged": unstaged,
+            "untracked": untracked,
+        }
         if not r.head.is_valid():
             return GitProgress(status="no_commits", branch=_branch(r), **common)
         try:

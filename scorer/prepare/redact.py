@@ -272,7 +272,7 @@ def _walk(obj: Any, counts: Counter[str], key: str | None = None) -> Any:
     if isinstance(obj, str):
         text, found = redact_text(obj)
         counts.update(found)
-        secret_key = bool(key) and is_secret_name(key)
+        secret_key = bool(key and is_secret_name(key))
         if not found and secret_key and not _not_a_value(obj, quoted=True, name=key or ""):
             counts["assignment"] += 1
             return marker("assignment")

@@ -25,7 +25,9 @@ _EXIT_CODE_RE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
 class RenderedEvent(NamedTuple):
     """One rendered event: its number, nesting depth and text (already indented)."""
 
-    index: int
+    # The field shadows `tuple.index` on purpose (it is the event's number); mypy
+    # reports any NamedTuple field of that name as an incompatible override.
+    index: int  # type: ignore[assignment]
     depth: int
     text: str
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from langfuse.api.commons.types.config_category import ConfigCategory
 from langfuse.api.commons.types.score_config import ScoreConfig as LfScoreConfig
+from langfuse.api.commons.types.score_data_type import ScoreDataType
 from langfuse.api.scores.types.create_score_batch_results import CreateScoreBatchResults
 from langfuse.api.scores.types.create_score_request import CreateScoreRequest
 from pydantic import BaseModel, Field
@@ -141,8 +142,8 @@ def sync_configs(
     # Oldest non-archived first, so a project that already holds duplicates stays stable.
     for cfg in sorted(list_configs(client), key=lambda c: (c.is_archived, c.created_at)):
         by_name.setdefault(cfg.name, cfg)
-    for cfg in rubric.scores:
-        _sync_one(client, cfg, by_name.get(cfg.name), report)
+    for spec in rubric.scores:
+        _sync_one(client, spec, by_name.get(spec.name), report)
     wanted = {s.name for s in rubric.scores}
     for name, server in sorted(by_name.items()):
         if name in wanted:
@@ -369,7 +370,9 @@ def build_score_requests(
     missing = [s.name for s in rubric.scores if s.name not in scorecard.scores]
     if missing:
         raise SinkError(f"scorecard for {scorecard.session_id} is missing scores {missing}")
-    subject = {"trace_id": trace_id} if trace_id else {"session_id": scorecard.session_id}
+    subject: dict[str, Any] = (
+        {"trace_id": trace_id} if trace_id else {"session_id": scorecard.session_id}
+    )
     target_key = f"trace:{trace_id}" if trace_id else ""
     requests = []
     for cfg in rubric.scores:
@@ -383,7 +386,7 @@ def build_score_requests(
                 id=score_id(scorecard, cfg.name, target_key=target_key),
                 name=cfg.name,
                 value=value,
-                data_type=cfg.data_type,
+                data_type=ScoreDataType(cfg.data_type),
                 config_id=ids.get(cfg.name),
                 comment=comment,
                 metadata=score_metadata(scorecard, score),

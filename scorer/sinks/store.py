@@ -290,10 +290,10 @@ class ScoreStore:
                 run_id = db.execute(
                     f"INSERT INTO runs ({columns}) VALUES ({marks})", tuple(row.values())
                 ).lastrowid
+                assert run_id is not None  # a successful INSERT always sets lastrowid
                 self._insert_scores(db, run_id, scores)
         except sqlite3.Error as e:
             raise SinkError(f"cannot save scores for {scorecard.session_id}: {e}") from e
-        assert run_id is not None
         return run_id
 
     def _insert_scores(

@@ -222,7 +222,12 @@ def assistant_block_events(
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
-        common = {"index": 0, "timestamp": timestamp, "model": model, "meta": dict(meta)}
+        common: dict[str, Any] = {
+            "index": 0,
+            "timestamp": timestamp,
+            "model": model,
+            "meta": dict(meta),
+        }
         if kind == "text":
             text = str(block.get("text") or "")
             if text.strip():

@@ -118,7 +118,9 @@ def parse_transcript(records: list[dict[str, Any]], *, main: bool = True) -> Tra
             out.sidechain_lines_skipped += 1
             continue
         _note_envelope(record, out)
-        handler = _HANDLERS.get(record.get("type"))  # unknown types are passthrough
+        rtype = record.get("type")
+        # Unknown (or non-string) types are passthrough.
+        handler = _HANDLERS.get(rtype) if isinstance(rtype, str) else None
         if handler:
             handler(record, out, tool_names)
     return out
@@ -233,16 +235,16 @@ def _on_user(record: dict[str, Any], out: TranscriptParse, names: dict[str, str]
             out.events.append(event)
             _note_agent_link(event, tur, out)
         return
-    event = classify_user_text(record, content_text(content))
-    if event is None:
+    text_event = classify_user_text(record, content_text(content))
+    if text_event is None:
         return
-    event.timestamp = ts
-    if event.kind == EventKind.COMPACTION and out.events:
+    text_event.timestamp = ts
+    if text_event.kind == EventKind.COMPACTION and out.events:
         last = out.events[-1]
         if last.kind == EventKind.COMPACTION and not last.text:
-            last.text = event.text  # the summary belongs to the boundary just before it
+            last.text = text_event.text  # the summary belongs to the boundary just before it
             return
-    out.events.append(event)
+    out.events.append(text_event)
 
 
 def classify_user_text(record: dict[str, Any], text: str) -> Event | None:

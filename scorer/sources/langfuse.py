@@ -21,6 +21,7 @@ from langfuse.api.commons.types.observation_v2 import ObservationV2
 from scorer.errors import EmptySessionError, SourceError
 from scorer.langfuse_client import LangfuseClient, get_client
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
+from scorer.sources._common import number_events
 
 FIELDS = "core,basic,io,metadata,model,usage,metrics,trace_context"
 # Metadata values over 200 chars come back truncated unless listed here.
@@ -189,7 +190,7 @@ def observations_to_session(
     events: list[Event] = []
     for group in traces:
         events.extend(trace_events(group))
-    _number(events)
+    number_events(events)
 
     generations = [o for o in observations if o.type in _GENERATION_TYPES]
     roots = [_root(group) for group in traces]
@@ -481,26 +482,3 @@ def _meta_get(meta: dict[str, Any], key: str) -> Any:
 
 def _unique(values: Iterable[Any]) -> list[Any]:
     return list(dict.fromkeys(v for v in values if v is not None))
-
-
-def _number(events: list[Event]) -> None:
-    try:
-        from scorer.sources import number_events  # type: ignore[attr-defined]
-    except ImportError:
-        try:
-            from scorer.sources._common import number_events
-        except ImportError:
-            number_events = None
-    if number_events is not None:
-        number_events(events)
-        return
-    counter = 0
-
-    def walk(items: list[Event]) -> None:
-        nonlocal counter
-        for event in items:
-            counter += 1
-            event.index = counter
-            walk(event.children)
-
-    walk(events)
