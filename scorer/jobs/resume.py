@@ -12,12 +12,11 @@ reader never sees half a file and a crash leaves the previous version in place.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scorer._fs import write_atomic
 from scorer.errors import SourceError
 from scorer.live.git import GitProgress, git_progress
 from scorer.live.progress import TerminalSignals, estimate_progress
@@ -46,21 +45,6 @@ def _ensure_scorer_dir(repo: Path) -> Path:
     if not ignore.exists():
         ignore.write_text("# written by session-scorer: keep its files out of git\n*\n")
     return folder
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file + rename (atomic on POSIX)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def evaluation_record(prepared: Prepared, card: Scorecard) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import libtmux
 from libtmux import exc as tmux_exc
 from pydantic import BaseModel, Field
 
+from scorer._fs import write_atomic
 from scorer.errors import SourceError
 from scorer.settings import get_settings
 
@@ -186,7 +187,15 @@ def capture(
         panes=panes,
         captured_at=datetime.now(UTC),
     )
-    path = cache_path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(result.text, encoding="utf-8")
+    _write_cache(cache_path(target), result.text)
     return result
+
+
+def _write_cache(path: Path, text: str) -> None:
+    """Keep the capture for when the session is gone: redacted (nothing stored may hold a
+    secret), owner-only, and written atomically so a reader never sees half a capture."""
+    from scorer.prepare.redact import redact_text
+
+    clean, _ = redact_text(text)
+    write_atomic(path, clean)
+    path.chmod(0o600)

@@ -110,3 +110,17 @@ def test_no_server_at_all_is_a_clear_error():
     name = f"scorer-test-{uuid.uuid4().hex[:10]}"  # never started
     with pytest.raises(SourceError, match="tmux session 'gone' not found"):
         capture("gone", socket_name=name)
+
+
+def test_cached_capture_is_redacted_and_private(server):
+    token = "ghp_" + "Z9y8X7w6V5" * 4
+    session = server.new_session(
+        "leaky", window_command="env PS1='$ ' bash --norc --noprofile", x=120, y=30
+    )
+    session.active_window.active_pane.send_keys(f"echo GITHUB_TOKEN={token}; echo LEAK-DONE")
+    wait_for(server, "leaky", "LEAK-DONE")
+    capture("leaky", socket_name=server.socket_name)
+    cached = cache_path("leaky")
+    text = cached.read_text()
+    assert token not in text and "[REDACTED:github_token]" in text
+    assert cached.stat().st_mode & 0o777 == 0o600
