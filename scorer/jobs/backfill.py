@@ -503,10 +503,9 @@ def already_scored(ctx: Context, ref: SessionRef) -> bool:
     return False
 
 
-def process(ctx: Context, ref: SessionRef) -> SessionResult:
-    """Take one session as far as it can go; never raises for a session-level failure."""
-    sid = ref.session_id
-    row = ctx.ledger.get(sid) or {}
+def ledger_gate(ctx: Context, row: dict[str, Any], sid: str) -> SessionResult | None:
+    """The result for a session this run must not judge (done, out of attempts, unscored,
+    stopped), or None to go on. Shared by the direct and the Message Batches paths."""
     state = row.get("state", "discovered")
     if state in DONE_STATES:
         return SessionResult(
@@ -520,6 +519,17 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
         return unscored_before(row, sid)
     if ctx.stop.is_set() or ctx.budget.stopped:
         return SessionResult(session_id=sid, outcome="not_started", reason=_stop_reason(ctx))
+    return None
+
+
+def process(ctx: Context, ref: SessionRef) -> SessionResult:
+    """Take one session as far as it can go; never raises for a session-level failure."""
+    sid = ref.session_id
+    row = ctx.ledger.get(sid) or {}
+    state = row.get("state", "discovered")
+    settled = ledger_gate(ctx, row, sid)
+    if settled is not None:
+        return settled
     try:
         resumed = _resume_write(ctx, ref, state)
         if resumed:

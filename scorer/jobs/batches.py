@@ -50,11 +50,10 @@ from scorer.jobs.backfill import (
     _resume_write,
     already_scored,
     estimate_prepared,
-    unscored_before,
+    ledger_gate,
     write_card,
 )
 from scorer.jobs.discovery import SessionRef
-from scorer.jobs.ledger import DONE_STATES
 from scorer.judge.anthropic import (
     FINAL_MAX_TOKENS,
     NOTES_MAX_TOKENS,
@@ -222,16 +221,9 @@ class BatchRun:
         ctx, sid = self.ctx, ref.session_id
         row = ctx.ledger.get(sid) or {}
         state = row.get("state", "discovered")
-        if state in DONE_STATES:
-            return SessionResult(session_id=sid, outcome="skipped", reason=f"already {state}")
-        if state == "failed" and row.get("attempts", 0) >= ctx.opts.max_attempts:
-            return SessionResult(
-                session_id=sid, outcome="failed", reason=row.get("reason"), attempts=row["attempts"]
-            )
-        if state == "unscored":
-            return unscored_before(row, sid)
-        if ctx.stop.is_set() or ctx.budget.stopped:
-            return SessionResult(session_id=sid, outcome="not_started", reason="cost cap reached")
+        settled = ledger_gate(ctx, row, sid)
+        if settled is not None:
+            return settled
         in_flight = state == "fetched" and bool(row.get("batch_id"))
         try:
             resumed = None if in_flight else _resume_write(ctx, ref, state)
