@@ -381,3 +381,24 @@ class FakeJudgeServer:
             self.batches[bid]["polls"] += 1
             ended = self.batches[bid]["polls"] > self.batch_polls
         return 200, self._batch_json(bid, "ended" if ended else "in_progress"), {}
+
+
+def fake_clock_limiters(monkeypatch) -> None:
+    """Make backfill's shared rate limiters pause in fake time (each gets its own clock)."""
+    from scorer.jobs import backfill
+    from scorer.jobs.ratelimit import RateLimiter
+
+    class Clock:
+        t = 0.0
+
+        def now(self) -> float:
+            return self.t
+
+        def sleep(self, seconds: float) -> None:
+            self.t += seconds
+
+    def limiter(rate: float = 0.0) -> RateLimiter:
+        clock = Clock()
+        return RateLimiter(rate=rate, clock=clock.now, sleep=clock.sleep)
+
+    monkeypatch.setattr(backfill, "RateLimiter", limiter)

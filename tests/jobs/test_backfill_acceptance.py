@@ -35,13 +35,11 @@ from jobs.acceptance_helpers import (
     clone_sessions,
     synthetic_session,
 )
-from jobs.helpers import score_counts
+from jobs.helpers import fake_clock_limiters, score_counts
 from jobs.test_backfill_langfuse import batches_by_session
 from scorer import langfuse_client
-from scorer.jobs import backfill
 from scorer.jobs.backfill import BackfillOptions, run_backfill
 from scorer.jobs.ledger import Ledger
-from scorer.jobs.ratelimit import RateLimiter
 from scorer.judge import retry
 from scorer.settings import get_settings
 from tests.conftest import CC_PROJECTS, require
@@ -90,20 +88,7 @@ def both_env(monkeypatch) -> dict[str, list[float]]:
     monkeypatch.setattr(langfuse_client.RETRY, "sleep", waits["langfuse"].append)
     monkeypatch.setattr(retry, "sleep", waits["anthropic"].append)
 
-    class Clock:  # the shared limiters pause in fake time
-        t = 0.0
-
-        def now(self) -> float:
-            return self.t
-
-        def sleep(self, seconds: float) -> None:
-            self.t += seconds
-
-    def limiter(rate: float = 0.0) -> RateLimiter:
-        clock = Clock()
-        return RateLimiter(rate=rate, clock=clock.now, sleep=clock.sleep)
-
-    monkeypatch.setattr(backfill, "RateLimiter", limiter)
+    fake_clock_limiters(monkeypatch)  # the shared limiters pause in fake time
     get_settings.cache_clear()
     yield waits
     get_settings.cache_clear()

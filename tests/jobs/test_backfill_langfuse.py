@@ -22,12 +22,11 @@ from typing import Any
 import httpx
 import pytest
 
-from jobs.helpers import transcript_lines
+from jobs.helpers import fake_clock_limiters, transcript_lines
 from scorer import langfuse_client
 from scorer.jobs import backfill, discovery
 from scorer.jobs.backfill import BackfillOptions, run_backfill
 from scorer.jobs.ledger import Ledger
-from scorer.jobs.ratelimit import RateLimiter
 from scorer.judge.rubric import default_rubric
 from scorer.settings import get_settings
 from tests.conftest import CC_PROJECTS, require
@@ -141,20 +140,7 @@ def lf_env(monkeypatch) -> list[float]:
     waits: list[float] = []
     monkeypatch.setattr(langfuse_client.RETRY, "sleep", waits.append)
 
-    class Clock:  # the shared limiter's pause passes in fake time, not real time
-        t = 0.0
-
-        def now(self) -> float:
-            return self.t
-
-        def sleep(self, seconds: float) -> None:
-            self.t += seconds
-
-    def limiter(rate: float = 0.0) -> RateLimiter:
-        clock = Clock()
-        return RateLimiter(rate=rate, clock=clock.now, sleep=clock.sleep)
-
-    monkeypatch.setattr(backfill, "RateLimiter", limiter)
+    fake_clock_limiters(monkeypatch)  # the shared limiters pause in fake time
     monkeypatch.setattr(discovery, "PAGE_LIMIT", 4)  # several discovery pages per window
     yield waits
     get_settings.cache_clear()
