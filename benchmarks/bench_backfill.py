@@ -36,7 +36,7 @@ def bench(n: int, latency: float, workers: int) -> tuple[float, int]:
         get_settings.cache_clear()
         opts = BackfillOptions(projects_root=root, judge="llm", concurrency=workers)
         began = time.perf_counter()
-        summary = run_backfill(opts, progress=False)
+        summary = run_backfill(opts)
         return time.perf_counter() - began, summary.scored
 
 

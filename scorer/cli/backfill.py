@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
+from scorer.cli.progress import BackfillBar
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
 from scorer.jobs.discovery import parse_shard
@@ -165,7 +166,7 @@ def backfill_command(
     )
     if batch_api and judge == BackfillJudge.heuristic:
         raise ConfigError("--batch-api needs --judge llm")
-    summary = run_backfill(opts, progress=progress and not as_json)
+    summary = run_backfill(opts, progress=BackfillBar if progress and not as_json else None)
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:

@@ -22,8 +22,9 @@ from scorer.cli._common import (
 )
 from scorer.cli.views import chunk_plan_table, scorecard_view, session_summary, signals_table
 from scorer.errors import ConfigError
-from scorer.jobs.score import Prepared, judge_and_store, prepare
+from scorer.jobs.score import judge_and_store
 from scorer.models import Scorecard
+from scorer.prepare import Prepared, prepare
 from scorer.sources.base import SessionSource
 
 if TYPE_CHECKING:

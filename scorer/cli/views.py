@@ -12,7 +12,7 @@ from rich.text import Text
 from scorer.models import Scorecard
 
 if TYPE_CHECKING:
-    from scorer.jobs.score import Prepared
+    from scorer.prepare import Prepared
     from scorer.prepare.signals import Signals
 
 

@@ -30,8 +30,6 @@ Polling waits `SCORER_BATCH_POLL_SECONDS` (default 30) between rounds.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -42,55 +40,28 @@ import anthropic
 from pydantic import BaseModel
 
 from scorer.errors import CredentialsError, JudgeError
-from scorer.jobs.backfill import (
-    Context,
-    SessionResult,
-    TokenCounts,
-    _reason,
-    _resume_write,
-    already_scored,
-    estimate_prepared,
-    ledger_gate,
-    write_card,
+from scorer.jobs.batch_requests import (
+    custom_id,
+    group_requests,
+    poll_seconds,
+    session_hash,
 )
 from scorer.jobs.discovery import SessionRef
+from scorer.jobs.estimate import estimate_prepared
+from scorer.jobs.pipeline import already_scored, resume_write, write_card
+from scorer.jobs.run_state import Context, SessionResult, TokenCounts, failure_reason, ledger_gate
 from scorer.judge.anthropic import (
     FINAL_MAX_TOKENS,
     NOTES_MAX_TOKENS,
     AnthropicJudge,
     ContextWindowExceeded,
-    Unscored,
-    UsageTally,
 )
+from scorer.judge.reply import Unscored, UsageTally
 from scorer.judge.retry import call_with_retries, describe
 from scorer.judge.schema import ChunkNotes
-from scorer.models import Scorecard
-
-POLL_ENV = "SCORER_BATCH_POLL_SECONDS"
-DEFAULT_POLL_SECONDS = 30.0
-MAX_BATCH_REQUESTS = 10_000
-"""Requests per batch (the API allows 100,000; smaller batches finish sooner)."""
-MAX_BATCH_BYTES = 200 * 1024 * 1024
-"""Serialized request bytes per batch (the API allows 256 MB)."""
-_KINDS = {"score": "s", "notes": "n", "final": "f"}
-
-
-def custom_id(session_id: str, kind: str, index: int | None = None) -> str:
-    """A batch custom_id: ≤ 64 chars of `[a-zA-Z0-9_-]`, stable for a session and request.
-
-    Session ids can be long or contain any character, so they are hashed (24 hex).
-    """
-    digest = session_hash(session_id)
-    return f"{_KINDS[kind]}-{digest}" + (f"-{index}" if index is not None else "")
-
-
-def session_hash(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode()).hexdigest()[:24]
-
-
-def poll_seconds() -> float:
-    """Seconds between polls (`SCORER_BATCH_POLL_SECONDS`, default 30)."""
-    return float(os.environ.get(POLL_ENV) or DEFAULT_POLL_SECONDS)
+from scorer.models import Chunk, Scorecard
+from scorer.prepare import Prepared
+from scorer.prepare.prepared import RECHUNK_ATTEMPTS, rechunk
 
 
 @dataclass
@@ -98,7 +69,7 @@ class Pending:
     """One session the batch flow carries from submission to its card."""
 
     ref: SessionRef
-    prepared: Any
+    prepared: Prepared
     attempts: int
     estimate: float = 0.0
     notes: dict[int, ChunkNotes] = field(default_factory=dict)
@@ -115,7 +86,7 @@ class Pending:
         return self.ref.session_id
 
     @property
-    def chunks(self) -> list[Any]:
+    def chunks(self) -> tuple[Chunk, ...]:
         return self.prepared.chunks
 
     @property
@@ -226,7 +197,7 @@ class BatchRun:
             return settled
         in_flight = state == "fetched" and bool(row.get("batch_id"))
         try:
-            resumed = None if in_flight else _resume_write(ctx, ref, state)
+            resumed = None if in_flight else resume_write(ctx, ref, state)
             if resumed:
                 return resumed
             if not in_flight and not ctx.opts.rescore and already_scored(ctx, ref):
@@ -238,7 +209,7 @@ class BatchRun:
             ctx.stop.set()
             raise
         except Exception as exc:  # one session never stops the run
-            return self._fail(sid, _reason(exc), row.get("attempts", 0))
+            return self._fail(sid, failure_reason(exc), row.get("attempts", 0))
 
     def _prepare(self, ref: SessionRef, attempts: int, in_flight: bool) -> SessionResult | Pending:
         from scorer.jobs.score import prepare
@@ -260,8 +231,6 @@ class BatchRun:
 
     def _fit(self, pending: Pending) -> int:
         """Re-chunk (like `judge_prepared`) until every request fits the context window."""
-        from scorer.jobs.score import RECHUNK_ATTEMPTS, rechunk
-
         for attempt in range(RECHUNK_ATTEMPTS + 1):
             requests = pending.needed(self.judge)
             pairs = [(i, params["messages"]) for i, (_, params) in enumerate(requests)]
@@ -275,7 +244,7 @@ class BatchRun:
             except ContextWindowExceeded as exc:
                 if attempt == RECHUNK_ATTEMPTS:
                     raise
-                rechunk(pending.prepared, exc)
+                pending.prepared = rechunk(pending.prepared, exc)
         raise AssertionError("unreachable")
 
     # --- submit ----------------------------------------------------------------------
@@ -286,7 +255,7 @@ class BatchRun:
             for cid, params in p.needed(self.judge):
                 if cid not in self.submitted:
                     fresh.append((p.sid, cid, params))
-        for group in _groups(fresh):
+        for group in group_requests(fresh):
             self._submit(group)
 
     def _submit(self, group: list[tuple[str, str, dict[str, Any]]]) -> None:
@@ -386,7 +355,7 @@ class BatchRun:
             return self._write(p, self._card(p, unscored=e))
         except Exception as exc:  # one session never stops the run
             current = (self.ctx.ledger.get(p.sid) or {}).get("state")
-            reason = _reason(exc)
+            reason = failure_reason(exc)
             self.ctx.ledger.set_state(p.sid, "stored" if current == "stored" else "failed", reason)
             self.ctx.budget.settle(p.estimate, 0.0)
             return SessionResult(
@@ -494,24 +463,6 @@ def run_batches(
 
 def _sleep(seconds: float) -> None:
     time.sleep(seconds)
-
-
-def _groups(
-    items: list[tuple[str, str, dict[str, Any]]],
-) -> list[list[tuple[str, str, dict[str, Any]]]]:
-    """Split requests into batches under the count and size limits."""
-    import json
-
-    groups: list[list[tuple[str, str, dict[str, Any]]]] = []
-    size = 0
-    for item in items:
-        n = len(json.dumps(item[2], default=str))
-        if not groups or len(groups[-1]) >= MAX_BATCH_REQUESTS or size + n > MAX_BATCH_BYTES:
-            groups.append([])
-            size = 0
-        groups[-1].append(item)
-        size += n
-    return groups
 
 
 def _result_reason(result: Any) -> str:

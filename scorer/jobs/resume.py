@@ -23,7 +23,7 @@ from scorer.live.progress import TerminalSignals, estimate_progress
 from scorer.models import Scorecard
 
 if TYPE_CHECKING:
-    from scorer.jobs.score import Prepared
+    from scorer.prepare import Prepared
 
 HISTORY_CAP = 100
 DEFAULT_PROMPT_CHARS = 3000

@@ -21,27 +21,37 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import warnings
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import anthropic
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 import scorer
 from scorer.errors import CredentialsError, JudgeError
 from scorer.judge import prompts as P
 from scorer.judge.cost import Pricing, load_pricing
+from scorer.judge.reply import (
+    InvalidReply,
+    M,
+    Unscored,
+    UsageTally,
+    build_scores,
+    known_events,
+    reply_text,
+    validate_reply,
+)
 from scorer.judge.retry import call_with_retries, classify, describe
-from scorer.judge.rubric import OVERALL, Rubric, default_rubric
+from scorer.judge.rubric import Rubric, default_rubric
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
-from scorer.models import Chunk, DimensionScore, EvidenceRef, JudgeUsage, Scorecard
+from scorer.models import Chunk, JudgeUsage, Scorecard
+from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
 from scorer.settings import DEFAULT_MODEL, get_settings
 
 log = logging.getLogger(__name__)
-M = TypeVar("M", bound=BaseModel)
 
 NOTES_MAX_TOKENS = 4096
 FINAL_MAX_TOKENS = 8192
@@ -81,37 +91,6 @@ class ContextWindowExceeded(JudgeError):
             f"{where} {size} but the judge model allows {limit}: "
             "re-chunk with a smaller SCORER_CHUNK_BUDGET"
         )
-
-
-class Unscored(Exception):
-    """Judging ended without usable scores (becomes an unscored card, never low scores)."""
-
-    def __init__(self, reason: str, raw: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason, self.raw = reason, raw
-
-
-class UsageTally:
-    """Thread-safe sum of usage over every call of one `judge()` (or one batch session)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.usage = JudgeUsage()
-
-    def add(self, usage: Any) -> None:
-        one = JudgeUsage(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_input_tokens or 0,
-            cache_write_tokens=usage.cache_creation_input_tokens or 0,
-            requests=1,
-        )
-        with self._lock:
-            self.usage = self.usage.add(one)
-
-
-_Unscored = Unscored  # the names the judge used before batches needed them public
-_Ledger = UsageTally
 
 
 def warn_if_deprecated(model: str) -> None:
@@ -196,7 +175,40 @@ class AnthropicJudge:
 
     # --- public API ----------------------------------------------------------------
 
-    def judge(self, header: str, chunks: list[Chunk], *, session_id: str, source: str) -> Scorecard:
+    def judge(self, prepared: Prepared) -> Scorecard:
+        """Score a prepared session (the `Judge` protocol), re-chunking when it overflows.
+
+        A context-window overflow (Claude counts more tokens than the tiktoken estimate)
+        re-chunks with a smaller budget up to `RECHUNK_ATTEMPTS` times; each re-chunk is
+        recorded on the card as `meta["notes"]`.
+
+        Raises:
+            CredentialsError: The key is missing or rejected.
+            ContextWindowExceeded: Still too big after the re-chunks.
+            JudgeError: The API rejected the request for another reason.
+        """
+        for _ in range(RECHUNK_ATTEMPTS):
+            try:
+                return self._judge_prepared(prepared)
+            except ContextWindowExceeded as exc:
+                prepared = rechunk(prepared, exc)
+        return self._judge_prepared(prepared)
+
+    def _judge_prepared(self, prepared: Prepared) -> Scorecard:
+        session = prepared.session
+        card = self.judge_chunks(
+            prepared.header,
+            prepared.chunks,
+            session_id=session.session_id,
+            source=session.source.value,
+        )
+        if prepared.notes:
+            card.meta["notes"] = list(prepared.notes)
+        return card
+
+    def judge_chunks(
+        self, header: str, chunks: Sequence[Chunk], *, session_id: str, source: str
+    ) -> Scorecard:
         """Score one session from its (already redacted) chunks.
 
         Args:
@@ -242,7 +254,7 @@ class AnthropicJudge:
         messages = P.single_scoring_messages(self.prompts, header, chunk)
         return self.request_params(messages, self._reply_model, FINAL_MAX_TOKENS)
 
-    def notes_requests(self, header: str, chunks: list[Chunk]) -> list[dict[str, Any]]:
+    def notes_requests(self, header: str, chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
         """Params of the chunk-notes calls of a multi-chunk session, in chunk order."""
         return [
             self.request_params(
@@ -307,7 +319,7 @@ class AnthropicJudge:
         self,
         session_id: str,
         source: str,
-        chunks: list[Chunk],
+        chunks: Sequence[Chunk],
         usage: JudgeUsage,
         meta: dict[str, Any],
         *,
@@ -363,7 +375,7 @@ class AnthropicJudge:
     # --- the calls -----------------------------------------------------------------
 
     def _run(
-        self, header: str, chunks: list[Chunk], ledger: UsageTally, meta: dict[str, Any]
+        self, header: str, chunks: Sequence[Chunk], ledger: UsageTally, meta: dict[str, Any]
     ) -> ScoringReplyBase:
         try:
             if len(chunks) == 1:
@@ -471,73 +483,3 @@ class AnthropicJudge:
             log.warning("count_tokens failed (%s); using the estimate %d", describe(e), estimate)
             return estimate
         return counted.input_tokens
-
-
-# --- pure helpers ----------------------------------------------------------------------
-
-
-class InvalidReply(ValueError):
-    """The model's reply is not a usable structured output."""
-
-
-def reply_text(response: Any) -> str:
-    """The concatenated text blocks of a Messages API response."""
-    return "".join(b.text for b in response.content if getattr(b, "type", None) == "text")
-
-
-def validate_reply(stop_reason: str | None, raw: str, model: type[M]) -> M:
-    """Parse `raw` into `model`, or raise InvalidReply with a short reason."""
-    if stop_reason == "refusal":
-        raise InvalidReply("the model refused to answer (stop_reason=refusal)")
-    if stop_reason == "max_tokens":
-        raise InvalidReply("the reply was cut off at max_tokens; be more concise")
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "reply"
-        raise InvalidReply(
-            f"{e.error_count()} schema error(s); first at {loc}: {first['msg']}"
-        ) from e
-
-
-def known_events(chunks: list[Chunk]) -> set[int]:
-    """Every event number rendered in any chunk."""
-    return {i for c in chunks for i in c.event_indices}
-
-
-def build_scores(
-    reply: ScoringReplyBase, rubric: Rubric, known: set[int]
-) -> tuple[dict[str, DimensionScore], list[int]]:
-    """Dimension scores from a validated reply plus the computed overall.
-
-    Returns:
-        The scores keyed by name (six dimensions and `overall_quality`) and the sorted
-        event numbers cited that were never rendered (those refs get `valid=False`).
-    """
-    scores: dict[str, DimensionScore] = {}
-    unknown: set[int] = set()
-    for name, dim in reply.dimensions().items():
-        cfg = rubric.get(name)
-        raw_value = dim.value  # type: ignore[attr-defined]
-        label = raw_value if cfg.data_type == "CATEGORICAL" else None
-        value = float(cfg.category(raw_value).value if label else raw_value)
-        refs = [
-            EvidenceRef(event=e.event, quote=e.quote, valid=e.event in known) for e in dim.evidence
-        ]
-        unknown |= {r.event for r in refs if not r.valid}
-        scores[name] = DimensionScore(
-            name=name,
-            value=value,
-            label=label,
-            normalized=rubric.normalize(name, value),
-            rationale=dim.rationale,
-            evidence=refs,
-        )
-    normalized = {n: s.normalized for n, s in scores.items()}
-    overall = rubric.overall(normalized)
-    formula = " + ".join(f"{d.weight:g}×{normalized[d.name]:.3f}" for d in rubric.dimensions)
-    scores[OVERALL] = DimensionScore(
-        name=OVERALL, value=overall, normalized=overall, rationale=f"computed: {formula}"
-    )
-    return scores, sorted(unknown)

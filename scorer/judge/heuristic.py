@@ -47,7 +47,6 @@ from datetime import UTC, datetime
 from scorer import __version__
 from scorer.judge.rubric import OVERALL, Rubric, default_rubric
 from scorer.models import (
-    Chunk,
     DimensionScore,
     Event,
     EventKind,
@@ -57,6 +56,7 @@ from scorer.models import (
     Session,
     SourceKind,
 )
+from scorer.prepare.prepared import Prepared
 from scorer.prepare.signals import Signals
 
 HEURISTIC_VERSION = "heuristic-2026-11-22.2"
@@ -141,10 +141,14 @@ def _unread_edits(calls: list[Event]) -> list[int]:
 class HeuristicJudge:
     """Scores a session from its signals with the documented rules above."""
 
+    kind = "heuristic"
+
     def __init__(self, rubric: Rubric | None = None) -> None:
         self.rubric = rubric or default_rubric()
 
-    def judge(self, session: Session, signals: Signals, chunks: list[Chunk]) -> Scorecard:
+    def judge(self, prepared: Prepared) -> Scorecard:
+        """Score a prepared session from its signals (the `Judge` protocol)."""
+        session, signals, chunks = prepared.session, prepared.signals, prepared.chunks
         facts = _Facts(session, signals)
         goal = _goal(signals, facts)
         handling = _error_handling(signals, facts)

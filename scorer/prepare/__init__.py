@@ -1,6 +1,7 @@
 """The pure middle of the pipeline: render a session, compute signals, chunk for the judge."""
 
 from scorer.prepare.chunk import chunk_events, chunk_session
+from scorer.prepare.prepared import Prepared, prepare, rechunk, signals_block
 from scorer.prepare.render import (
     DEFAULT_MAX_OUTPUT_CHARS,
     RenderedEvent,
@@ -23,6 +24,7 @@ from scorer.prepare.tokens import TokenCounter
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
+    "Prepared",
     "RenderedEvent",
     "RepeatedFailure",
     "Signals",
@@ -35,8 +37,11 @@ __all__ = [
     "cut_middle",
     "looks_like_test_command",
     "parse_test_output",
+    "prepare",
+    "rechunk",
     "render_events",
     "render_header",
     "render_timeline",
+    "signals_block",
     "tool_call_line",
 ]

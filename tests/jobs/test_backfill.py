@@ -39,14 +39,14 @@ def test_backfill_scores_all_with_faults_then_skips_on_rerun(projects, judge_env
     root, ids = projects
     with FakeJudgeServer(faults=[429, 529, 500, 429, 500]) as server:
         judge_env(server)
-        first = run_backfill(opts(root, concurrency=4), progress=False)
+        first = run_backfill(opts(root, concurrency=4))
         assert (first.scored, first.failed, first.unscored) == (20, 0, 0)
         assert sum(server.fault_count.values()) == 5 and server.calls == 25
         assert first.rate_limit_pauses["anthropic"] >= 2  # 429 and 529 paused the shared bucket
         assert first.input_tokens == server.input_tokens and first.cost_usd > 0
-        again = run_backfill(opts(root, concurrency=4), progress=False)
+        again = run_backfill(opts(root, concurrency=4))
         assert (again.scored, again.skipped) == (0, 20) and server.calls == 25
-        other_run = run_backfill(opts(root, concurrency=4, seed=9), progress=False)
+        other_run = run_backfill(opts(root, concurrency=4, seed=9))
         assert other_run.skipped == 20 and other_run.run_key != first.run_key  # store says scored
     counts = score_counts(get_settings().store_path)
     assert set(counts) == set(ids) and set(counts.values()) == {7}
@@ -60,7 +60,7 @@ def test_one_bad_session_does_not_stop_the_batch(projects, judge_env):
     os.utime(bad, (old, old))  # still a finished session, not an active one
     with FakeJudgeServer() as server:
         judge_env(server)
-        summary = run_backfill(opts(root), progress=False)
+        summary = run_backfill(opts(root))
     assert (summary.scored, summary.failed) == (19, 1)
     failure = summary.failures[0]
     assert failure.session_id == ids[3] and failure.reason and failure.attempts == 1
@@ -72,10 +72,10 @@ def test_dry_run_estimate_within_10_percent_and_spends_nothing(projects, judge_e
     root, _ = projects
     with FakeJudgeServer() as server:
         judge_env(server)
-        dry = run_backfill(opts(root, dry_run=True), progress=False)
+        dry = run_backfill(opts(root, dry_run=True))
         assert server.calls == 0 and dry.estimated_cost_usd > 0 and dry.cost_usd == 0
         assert Ledger(get_settings().store_path, dry.run_key).states() == {}
-        real = run_backfill(opts(root), progress=False)
+        real = run_backfill(opts(root))
     assert real.scored == 20
     assert abs(dry.estimated_input_tokens - server.input_tokens) <= 0.10 * server.input_tokens
 
@@ -84,15 +84,15 @@ def test_max_cost_stops_starting_sessions_and_resume_finishes(projects, judge_en
     root, ids = projects
     with FakeJudgeServer() as server:
         judge_env(server)
-        dry = run_backfill(opts(root, dry_run=True), progress=False)
+        dry = run_backfill(opts(root, dry_run=True))
         per_session = dry.estimated_cost_usd / 20
         cap = per_session * 5.5
-        capped = run_backfill(opts(root, concurrency=1, max_cost=cap), progress=False)
+        capped = run_backfill(opts(root, concurrency=1, max_cost=cap))
         # The estimate assumes more output than the fake writes, so a few more fit.
         assert 5 <= capped.scored < 20 and capped.not_started == 20 - capped.scored
         assert capped.cost_usd <= cap
         assert all(f.reason == "cost cap reached" for f in capped.failures) and not capped.failed
-        rest = run_backfill(opts(root, concurrency=4), progress=False)
+        rest = run_backfill(opts(root, concurrency=4))
     assert rest.run_key == capped.run_key  # the cap is not part of the run key: a resume
     assert rest.scored == 20 - capped.scored and rest.skipped == capped.scored
     counts = score_counts(get_settings().store_path)
@@ -105,12 +105,9 @@ def test_sample_shard_and_active_sessions(tmp_path, judge_env):
     make_projects(root, 2, age=timedelta(minutes=1), project="-home-dev-live")
     with FakeJudgeServer() as server:
         judge_env(server)
-        s = run_backfill(opts(root, sample=5, seed=1), progress=False)
+        s = run_backfill(opts(root, sample=5, seed=1))
         assert (s.discovered, s.active, s.selected, s.scored) == (12, 2, 5, 5)
-        shards = [
-            run_backfill(opts(root, shard=(i, 3), dry_run=True), progress=False).selected
-            for i in range(3)
-        ]
+        shards = [run_backfill(opts(root, shard=(i, 3), dry_run=True)).selected for i in range(3)]
         assert sum(shards) == 12
 
 

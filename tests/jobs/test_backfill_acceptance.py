@@ -98,7 +98,7 @@ def llm_run(**kw: Any):
     opts = BackfillOptions(
         source="langfuse", start=START, end=NOW, judge="llm", concurrency=6, idle_minutes=30
     )
-    return run_backfill(opts.model_copy(update=kw), progress=False, now=NOW)
+    return run_backfill(opts.model_copy(update=kw), now=NOW)
 
 
 def test_50_sessions_with_faults_in_both_apis(world, both_env, monkeypatch):

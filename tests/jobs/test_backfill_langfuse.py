@@ -24,11 +24,12 @@ import pytest
 
 from jobs.helpers import fake_clock_limiters, transcript_lines
 from scorer import langfuse_client
-from scorer.jobs import backfill, discovery
+from scorer.jobs import discovery
 from scorer.jobs.backfill import BackfillOptions, run_backfill
 from scorer.jobs.ledger import Ledger
 from scorer.judge.rubric import default_rubric
 from scorer.settings import get_settings
+from scorer.sinks.langfuse import langfuse_has_scores
 from tests.conftest import CC_PROJECTS, require
 from tests.langfuse.fake_server import HOST, PUBLIC_KEY, SECRET_KEY, FakeLangfuse
 from tests.langfuse.plugin_fixture import convert_transcript
@@ -161,7 +162,7 @@ def opts(**kw: Any) -> BackfillOptions:
 
 
 def run(**kw: Any):
-    return run_backfill(opts(**kw), progress=False, now=NOW)
+    return run_backfill(opts(**kw), now=NOW)
 
 
 def fake_for(world: dict[str, list[dict]]) -> FakeLangfuse:
@@ -262,8 +263,8 @@ def test_langfuse_backfill_end_to_end_then_skips(world, lf_env):
         assert sum(session_fetches(fake).values()) == sum(fetches.values())  # not refetched
 
         # A different judge is not "already scored" by the heuristic's scores in Langfuse.
-        assert not backfill.langfuse_has_scores(
-            backfill.Services(None, None, None, langfuse=fake.client()),
+        assert not langfuse_has_scores(
+            fake.client(),
             SMALL,
             rubric_version=rubric.version,
             model="claude-sonnet-5-5",
@@ -277,11 +278,11 @@ def test_v3_score_check_pages_and_matches_rubric_judge_and_model(lf_env):
 
     rubric = default_rubric()
     with FakeLangfuse() as fake:
-        services = backfill.Services(None, None, None, langfuse=fake.client())
+        client = fake.client()
 
         def has(**kw: Any) -> bool:
             args = dict(rubric_version=rubric.version, model="claude-sonnet-5-5", judge="llm")
-            return backfill.langfuse_has_scores(services, "s1", **{**args, **kw})
+            return langfuse_has_scores(client, "s1", **{**args, **kw})
 
         assert not has()
         assert push_scorecard(make_scorecard("s1"), api=fake.client()).ok

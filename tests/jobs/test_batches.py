@@ -19,9 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jobs.helpers import FA, FakeJudgeServer, make_projects, score_counts, transcript_lines
-from scorer.jobs import batches
+from scorer.jobs import batch_requests, batches
 from scorer.jobs.backfill import BackfillOptions, run_backfill
-from scorer.jobs.batches import custom_id, session_hash
+from scorer.jobs.batch_requests import custom_id, session_hash
 from scorer.jobs.ledger import Ledger
 from scorer.judge.cost import Pricing
 from scorer.models import JudgeUsage
@@ -76,7 +76,7 @@ class ScriptedBatches(FakeJudgeServer):
 
 @pytest.fixture
 def judge_env(monkeypatch):
-    monkeypatch.setenv(batches.POLL_ENV, "0")
+    monkeypatch.setenv(batch_requests.POLL_ENV, "0")
 
     def use(server: FakeJudgeServer) -> None:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
@@ -134,7 +134,7 @@ def test_single_chunk_sessions_go_through_one_batch_at_half_price(tmp_path, judg
     ids = make_projects(root, 6)
     with FakeJudgeServer(batch_polls=2) as server:
         judge_env(server)
-        summary = run_backfill(opts(root), progress=False)
+        summary = run_backfill(opts(root))
         assert (summary.scored, summary.failed, summary.unscored) == (6, 0, 0)
         assert server.calls == 0 and server.batch_creates == 1  # nothing sent directly
         assert sorted(requests_of(server)[0]) == sorted(custom_id(s, "score") for s in ids)
@@ -144,7 +144,7 @@ def test_single_chunk_sessions_go_through_one_batch_at_half_price(tmp_path, judg
             MODEL,
         )
         assert summary.cost_usd == pytest.approx(full / 2, abs=1e-5)
-        again = run_backfill(opts(root), progress=False)
+        again = run_backfill(opts(root))
         assert again.skipped == 6 and server.batch_creates == 1
     ledger = Ledger(get_settings().store_path, summary.run_key)
     [batch] = ledger.batches()
@@ -167,7 +167,7 @@ def test_chunked_sessions_get_a_second_batch_of_final_requests(tmp_path, judge_e
     long = long_projects(root, 3)
     with FakeJudgeServer() as server:
         judge_env(server)
-        summary = run_backfill(opts(root), progress=False)
+        summary = run_backfill(opts(root))
     assert (summary.scored, summary.failed) == (5, 0) and server.calls == 0
     first, final = requests_of(server)
     assert sorted(final) == sorted(custom_id(s, "final") for s in long)
@@ -200,7 +200,7 @@ def test_errored_expired_invalid_results(tmp_path, judge_env):
     }
     with ScriptedBatches(script) as server:
         judge_env(server)
-        summary = run_backfill(opts(root), progress=False)
+        summary = run_backfill(opts(root))
         assert (summary.scored, summary.failed) == (2, 2)
         reasons = {f.session_id: f.reason for f in summary.failures}
         assert "errored (overloaded_error: try later)" in reasons[ids[0]]
@@ -212,7 +212,7 @@ def test_errored_expired_invalid_results(tmp_path, judge_env):
         assert repaired.cost_usd > Pricing().cost_usd(batch_part, MODEL, batch=True)
         # The failed ones are submitted again by the next run (fresh requests, new batch).
         server.script = {}
-        again = run_backfill(opts(root), progress=False)
+        again = run_backfill(opts(root))
         assert (again.scored, again.skipped, again.failed) == (2, 2, 0)
         assert server.batch_creates == 2
         assert sorted(requests_of(server)[1]) == sorted(custom_id(s, "score") for s in ids[:2])
@@ -225,7 +225,7 @@ def test_invalid_after_repair_is_unscored_with_raw_reply(tmp_path, judge_env):
     ids = make_projects(root, 1)
     with ScriptedBatches({session_hash(ids[0]): "invalid"}, direct_invalid=True) as server:
         judge_env(server)
-        summary = run_backfill(opts(root), progress=False)
+        summary = run_backfill(opts(root))
     assert summary.unscored == 1 and server.calls == 1
     [failure] = summary.failures
     assert "invalid structured output after one repair" in failure.reason
@@ -255,11 +255,11 @@ def test_restart_mid_batch_polls_instead_of_resubmitting(
         judge_env(server)
         monkeypatch.setattr(batches, "_sleep", crash)
         with pytest.raises(Crash):
-            run_backfill(opts(root), progress=False)
+            run_backfill(opts(root))
         creates = server.batch_creates
         assert creates == crash_at_poll
         monkeypatch.setattr(batches, "_sleep", lambda s: None)
-        summary = run_backfill(opts(root), progress=False)
+        summary = run_backfill(opts(root))
         written_before = 0 if crash_at_poll == 1 else 3  # the single-chunk ones
         assert (summary.skipped, summary.scored) == (written_before, 5 - written_before)
         assert summary.failed == summary.unscored == 0
@@ -318,10 +318,10 @@ def test_cost_cap_leaves_the_rest_for_the_next_run(tmp_path, judge_env):
     make_projects(root, 6)
     with FakeJudgeServer() as server:
         judge_env(server)
-        dry = run_backfill(opts(root, dry_run=True), progress=False)
+        dry = run_backfill(opts(root, dry_run=True))
         cap = dry.estimated_cost_usd / 6 * 2.5  # room for two sessions' batch estimates
-        summary = run_backfill(opts(root, max_cost=cap), progress=False)
+        summary = run_backfill(opts(root, max_cost=cap))
         assert (summary.scored, summary.not_started) == (2, 4)
         assert [len(r) for r in requests_of(server)] == [2] and summary.cost_usd <= cap
-        rest = run_backfill(opts(root), progress=False)
+        rest = run_backfill(opts(root))
         assert (rest.scored, rest.skipped) == (4, 2) and server.batch_creates == 2

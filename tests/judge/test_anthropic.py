@@ -47,7 +47,7 @@ def make_judge(fake: FakeAnthropic, **kwargs) -> AnthropicJudge:
 
 
 def run(judge: AnthropicJudge, chunks: list[Chunk]):
-    return judge.judge(HEADER, chunks, session_id="s1", source="claude-code")
+    return judge.judge_chunks(HEADER, chunks, session_id="s1", source="claude-code")
 
 
 def test_single_chunk_request_body_and_scorecard():

@@ -35,7 +35,7 @@ def test_live_single_chunk(live_key):
             "#6 assistant Added --verbose; all 12 tests pass.",
         ]
     )
-    card = AnthropicJudge().judge(
+    card = AnthropicJudge().judge_chunks(
         header,
         [Chunk(index=0, text=text, event_indices=list(range(1, 7)), tokens=100)],
         session_id="live",

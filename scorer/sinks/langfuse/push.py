@@ -1,275 +1,45 @@
-"""Write scorecards to Langfuse and keep its score configs in sync with `score_configs/`.
+"""Write a scorecard's seven scores to Langfuse.
 
-* `sync_configs` creates or updates the seven score configs by name (never duplicates,
-  never deletes) and caches name → id in `$SCORER_HOME/langfuse-configs.json`.
-* `push_scorecard` posts the seven scores in one `POST /api/public/scores` batch with
-  deterministic ids and a stable timestamp, so re-running updates instead of duplicating.
-  A 207 partial answer is reported per item; only items rejected for a transient reason
-  are re-sent, never the whole batch.
+`push_scorecard` posts the seven scores in one `POST /api/public/scores` batch with
+deterministic ids and a stable timestamp, so re-running updates instead of duplicating.
+A 207 partial answer is reported per item; only items rejected for a transient reason
+are re-sent, never the whole batch.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal
 
-from langfuse.api.commons.types.config_category import ConfigCategory
-from langfuse.api.commons.types.score_config import ScoreConfig as LfScoreConfig
 from langfuse.api.commons.types.score_data_type import ScoreDataType
 from langfuse.api.scores.types.create_score_batch_results import CreateScoreBatchResults
 from langfuse.api.scores.types.create_score_request import CreateScoreRequest
 from pydantic import BaseModel, Field
 
-from scorer.errors import ConfigError, SinkError
-from scorer.judge.rubric import Rubric, ScoreConfig, default_rubric
+from scorer.errors import SinkError
+from scorer.judge.rubric import Rubric, default_rubric
 from scorer.langfuse_client import RETRY, LangfuseClient, get_client
 from scorer.models import DimensionScore, Scorecard
-from scorer.settings import get_settings
+from scorer.sinks.langfuse.configs import config_ids, project_id
 from scorer.sources.langfuse import fetch_observations, session_url
 
-CACHE_FILE = "langfuse-configs.json"
 COMMENT_LIMIT = 2000
+
+
 QUOTE_LIMIT = 200
+
+
 TRANSIENT_RETRIES = 2
+
+
 _TRANSIENT = re.compile(
     r"timeout|timed out|temporar|unavailable|rate.?limit|too many|try again|overloaded"
     r"|internal (server )?error|\b(429|500|502|503|504)\b",
     re.IGNORECASE,
 )
-
-
-# ---------------------------------------------------------------- score configs
-
-
-class SyncReport(BaseModel):
-    """What `sync_configs` found and did."""
-
-    host: str
-    created: list[str] = Field(default_factory=list)
-    updated: dict[str, list[str]] = Field(default_factory=dict)
-    """Config name → fields that drifted from the repo and were updated."""
-    unchanged: list[str] = Field(default_factory=list)
-    unarchived: list[str] = Field(default_factory=list)
-    conflicts: dict[str, str] = Field(default_factory=dict)
-    """Drift that cannot be fixed through the API (the data type of an existing config)."""
-    extra: list[str] = Field(default_factory=list)
-    """Configs on the server that the rubric does not have (never deleted)."""
-    archived: list[str] = Field(default_factory=list)
-    ids: dict[str, str] = Field(default_factory=dict)
-    dry_run: bool = False
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.created or self.updated or self.unarchived or self.archived)
-
-
-def desired_fields(cfg: ScoreConfig) -> dict[str, Any]:
-    """The Langfuse config fields a rubric score should have (SDK argument names)."""
-    fields: dict[str, Any] = {"description": cfg.description}
-    if cfg.data_type == "CATEGORICAL":
-        fields["categories"] = [
-            ConfigCategory(value=float(c.value), label=c.label) for c in cfg.categories
-        ]
-    else:
-        fields["min_value"] = cfg.min_value
-        fields["max_value"] = cfg.max_value
-    return fields
-
-
-def config_drift(cfg: ScoreConfig, server: LfScoreConfig) -> list[str]:
-    """Names of the fields where the server's config differs from the repo (pure)."""
-    want = desired_fields(cfg)
-    drift = []
-    if (server.description or "") != cfg.description:
-        drift.append("description")
-    if "categories" in want:
-        have = sorted((float(c.value), c.label) for c in server.categories or [])
-        if have != sorted((c.value, c.label) for c in want["categories"]):
-            drift.append("categories")
-    else:
-        for key in ("min_value", "max_value"):
-            if getattr(server, key) != want[key]:
-                drift.append(key)
-    return drift
-
-
-def list_configs(client: LangfuseClient, *, limit: int = 100) -> list[LfScoreConfig]:
-    """All score configs of the project (page-based paging)."""
-    configs: list[LfScoreConfig] = []
-    page = 1
-    while True:
-        resp = client.call(
-            client.api.score_configs.get,
-            error=SinkError,
-            what="listing score configs",
-            page=page,
-            limit=limit,
-        )
-        configs.extend(resp.data)
-        if page >= resp.meta.total_pages or not resp.data:
-            return configs
-        page += 1
-
-
-def sync_configs(
-    api: Any = None,
-    rubric: Rubric | None = None,
-    *,
-    archive_extra: bool = False,
-    dry_run: bool = False,
-) -> SyncReport:
-    """Create or update the rubric's score configs in Langfuse, by name, idempotently.
-
-    Args:
-        api: A `LangfuseClient`/`LangfuseAPI`, or None to build one from env vars.
-        rubric: The rubric to push (default: the bundled `score_configs/`).
-        archive_extra: Archive server configs the rubric does not have (no delete exists).
-        dry_run: Only report what would change.
-
-    Returns:
-        A `SyncReport`; the name → id map is also cached in `$SCORER_HOME`.
-    """
-    client = get_client(api)
-    rubric = rubric or default_rubric()
-    report = SyncReport(host=client.host, dry_run=dry_run)
-    by_name: dict[str, LfScoreConfig] = {}
-    # Oldest non-archived first, so a project that already holds duplicates stays stable.
-    for cfg in sorted(list_configs(client), key=lambda c: (c.is_archived, c.created_at)):
-        by_name.setdefault(cfg.name, cfg)
-    for spec in rubric.scores:
-        _sync_one(client, spec, by_name.get(spec.name), report)
-    wanted = {s.name for s in rubric.scores}
-    for name, server in sorted(by_name.items()):
-        if name in wanted:
-            continue
-        report.extra.append(name)
-        if archive_extra and not server.is_archived and not dry_run:
-            client.call(
-                client.api.score_configs.update,
-                server.id,
-                error=SinkError,
-                what=f"archiving score config {name}",
-                is_archived=True,
-            )
-            report.archived.append(name)
-    if not dry_run:
-        _write_cache(client, rubric, report.ids)
-    return report
-
-
-def _sync_one(
-    client: LangfuseClient, cfg: ScoreConfig, server: LfScoreConfig | None, report: SyncReport
-) -> None:
-    fields = desired_fields(cfg)
-    if server is None:
-        report.created.append(cfg.name)
-        if not report.dry_run:
-            made = client.call(
-                client.api.score_configs.create,
-                error=SinkError,
-                what=f"creating score config {cfg.name}",
-                name=cfg.name,
-                data_type=cfg.data_type,
-                **fields,
-            )
-            report.ids[cfg.name] = made.id
-        return
-    report.ids[cfg.name] = server.id
-    if server.data_type != cfg.data_type:
-        report.conflicts[cfg.name] = (
-            f"server has {server.data_type}, repo has {cfg.data_type}; data types cannot be "
-            "changed through the API (rename or archive it in the Langfuse UI)"
-        )
-        return
-    drift = config_drift(cfg, server)
-    update: dict[str, Any] = {k: v for k, v in fields.items() if k in drift}
-    if server.is_archived:
-        report.unarchived.append(cfg.name)
-        update["is_archived"] = False
-    if drift:
-        report.updated[cfg.name] = drift
-    if not update:
-        report.unchanged.append(cfg.name)
-    elif not report.dry_run:
-        client.call(
-            client.api.score_configs.update,
-            server.id,
-            error=SinkError,
-            what=f"updating score config {cfg.name}",
-            **update,
-        )
-
-
-def _cache_path() -> Path:
-    return get_settings().home / CACHE_FILE
-
-
-def _read_cache() -> dict[str, Any]:
-    try:
-        data = json.loads(_cache_path().read_text())
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _write_cache(client: LangfuseClient, rubric: Rubric, ids: dict[str, str], **extra: Any) -> None:
-    data = _read_cache()
-    entry = data.get(client.cache_key, {})
-    entry.update({"rubric_hash": rubric.hash, "configs": ids, **extra})
-    data[client.cache_key] = entry
-    path = _cache_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True))
-
-
-_CONFIG_LOCK = threading.Lock()
-
-
-def config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
-    """name → config id, from the cache when it matches this rubric, else via a sync.
-
-    Serialized within the process: backfill workers pushing their first scorecards at the
-    same time would otherwise each find no config and create the seven twice over.
-    """
-    with _CONFIG_LOCK:
-        return _config_ids(client, rubric)
-
-
-def _config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
-    entry = _read_cache().get(client.cache_key, {})
-    ids = entry.get("configs") or {}
-    if entry.get("rubric_hash") == rubric.hash and all(s.name in ids for s in rubric.scores):
-        return ids
-    report = sync_configs(client, rubric)
-    if report.conflicts:
-        name, why = next(iter(report.conflicts.items()))
-        raise ConfigError(f"Langfuse score config {name!r} does not match the repo: {why}")
-    return report.ids
-
-
-def project_id(client: LangfuseClient) -> str | None:
-    """The project of the API key (cached beside the config ids)."""
-    cached = _read_cache().get(client.cache_key, {}).get("project_id")
-    if cached:
-        return cached
-    projects = client.call(client.api.projects.get, error=SinkError, what="reading the project")
-    if not projects.data:
-        return None
-    pid = projects.data[0].id
-    data = _read_cache()
-    data.setdefault(client.cache_key, {})["project_id"] = pid
-    _cache_path().parent.mkdir(parents=True, exist_ok=True)
-    _cache_path().write_text(json.dumps(data, indent=2, sort_keys=True))
-    return pid
-
-
-# ---------------------------------------------------------------- scores
 
 
 class PushResult(BaseModel):

@@ -1,0 +1,180 @@
+"""The per-session backfill pipeline: gate → (resume | skip | fetch → prepare → judge) → publish.
+
+Write order is store (one transaction) → Langfuse push (idempotent ids) → ledger `written`,
+so a kill at any point leaves at most a step to redo and never a second set of scores.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scorer.errors import CredentialsError
+from scorer.jobs.discovery import SessionRef
+from scorer.jobs.estimate import estimate_prepared
+from scorer.jobs.run_state import (
+    Context,
+    SessionResult,
+    TokenCounts,
+    failure_reason,
+    ledger_gate,
+)
+from scorer.models import Scorecard
+from scorer.prepare import prepare
+from scorer.sinks.langfuse import langfuse_has_scores
+
+
+def already_scored(ctx: Context, ref: SessionRef) -> bool:
+    """Same rubric version, model and judge already in the store (or in Langfuse)."""
+    if ctx.services.store.is_scored(
+        ref.session_id, ctx.rubric_version, ctx.judge_model, ctx.opts.judge
+    ):
+        return True
+    if ref.source == "langfuse" and ctx.services.langfuse is not None:
+        return langfuse_has_scores(
+            ctx.services.langfuse,
+            ref.session_id,
+            rubric_version=ctx.rubric_version,
+            model=ctx.judge_model,
+            judge=ctx.opts.judge,
+        )
+    return False
+
+
+def process(ctx: Context, ref: SessionRef) -> SessionResult:
+    """Take one session as far as it can go; never raises for a session-level failure."""
+    sid = ref.session_id
+    row = ctx.ledger.get(sid) or {}
+    state = row.get("state", "discovered")
+    settled = ledger_gate(ctx, row, sid)
+    if settled is not None:
+        return settled
+    try:
+        resumed = resume_write(ctx, ref, state)
+        if resumed:
+            return resumed
+        if not ctx.opts.rescore and already_scored(ctx, ref):
+            ctx.ledger.set_state(
+                sid, "skipped", "already scored (same rubric version, model, judge)"
+            )
+            return SessionResult(session_id=sid, outcome="skipped", reason="already scored")
+        attempts = ctx.ledger.bump_attempts(sid)
+        return _score(ctx, ref, attempts)
+    except CredentialsError:
+        ctx.stop.set()  # every other session would fail the same way
+        raise
+    except Exception as exc:  # one session never stops the batch
+        attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
+        reason = failure_reason(exc)
+        current = (ctx.ledger.get(sid) or {}).get("state")
+        # A stored card that failed to push stays `stored`: the next run pushes it.
+        ctx.ledger.set_state(sid, "stored" if current == "stored" else "failed", reason)
+        return SessionResult(session_id=sid, outcome="failed", reason=reason, attempts=attempts)
+
+
+def resume_write(ctx: Context, ref: SessionRef, state: str) -> SessionResult | None:
+    """Finish a session this run already stored (killed before the push / ledger update)."""
+    store = ctx.services.store
+    if state not in ("fetched", "judged", "stored"):
+        return None
+    if state != "stored" and (
+        ctx.opts.rescore
+        or not store.is_scored(ref.session_id, ctx.rubric_version, ctx.judge_model, ctx.opts.judge)
+    ):
+        return None  # the store has nothing of ours: judge again
+    card = _stored_card(ctx, ref.session_id)
+    if ctx.services.push is not None and card is not None:
+        ctx.services.push(card)
+        _mark_pushed(store, card)
+    ctx.ledger.set_state(ref.session_id, "written", "resumed after interruption")
+    return SessionResult(
+        session_id=ref.session_id,
+        outcome="scored",
+        reason="resumed after interruption",
+        overall=card.overall if card else None,
+        recommendation=card.recommendation if card else None,
+    )
+
+
+def _stored_card(ctx: Context, session_id: str) -> Scorecard | None:
+    return ctx.services.store.latest(session_id, judge=ctx.opts.judge, model=ctx.judge_model)
+
+
+def _mark_pushed(store: Any, card: Scorecard) -> None:
+    store.mark_pushed(card.session_id, card.judge, card.model, card.rubric_version)
+
+
+def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
+    sid = ref.session_id
+    prepared = prepare(ctx.services.load(ref))
+    ctx.ledger.set_state(sid, "fetched")
+    # Counting tokens holds the GIL; only pay for it when a cap needs the estimate.
+    needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None
+    estimate = estimate_prepared(prepared, model=ctx.model).cost_usd if needs_estimate else 0.0
+    if not ctx.budget.reserve(estimate):
+        ctx.ledger.set_state(sid, "discovered", "cost cap reached")
+        return SessionResult(
+            session_id=sid, outcome="not_started", reason="cost cap reached", attempts=attempts
+        )
+    try:
+        card = ctx.services.judge(prepared)
+    finally:
+        ctx.budget.settle(estimate, 0.0)
+    ctx.budget.settle(0.0, card.cost_usd)
+    usage: TokenCounts = {
+        "input_tokens": card.usage.input_tokens,
+        "output_tokens": card.usage.output_tokens,
+    }
+    if card.status != "scored":
+        ctx.ledger.set_state(sid, "unscored", card.unscored_reason, cost_usd=card.cost_usd, **usage)
+        return SessionResult(
+            session_id=sid,
+            outcome="unscored",
+            reason=card.unscored_reason,
+            attempts=attempts,
+            cost_usd=card.cost_usd,
+            **usage,
+        )
+    return write_card(ctx, card, attempts)
+
+
+def write_card(ctx: Context, card: Scorecard, attempts: int) -> SessionResult:
+    """store (transactional) → Langfuse push (idempotent ids) → ledger `written`."""
+    sid = card.session_id
+    usage: TokenCounts = {
+        "input_tokens": card.usage.input_tokens,
+        "output_tokens": card.usage.output_tokens,
+    }
+    ctx.ledger.set_state(sid, "judged", cost_usd=card.cost_usd, **usage)
+    ctx.services.store.save(card)
+    ctx.ledger.set_state(sid, "stored")
+    if ctx.services.push is not None:
+        ctx.services.push(card)
+        _mark_pushed(ctx.services.store, card)
+    ctx.ledger.set_state(sid, "written")
+    return SessionResult(
+        session_id=sid,
+        outcome="scored",
+        attempts=attempts,
+        cost_usd=card.cost_usd,
+        overall=card.overall,
+        recommendation=card.recommendation,
+        **usage,
+    )
+
+
+def estimate_one(ctx: Context, ref: SessionRef) -> SessionResult:
+    """Dry run: fetch and prepare, estimate, spend nothing and write nothing."""
+    try:
+        prepared = prepare(ctx.services.load(ref))
+    except Exception as exc:
+        return SessionResult(
+            session_id=ref.session_id, outcome="failed", reason=failure_reason(exc)
+        )
+    est = estimate_prepared(prepared, model=ctx.model, batch=ctx.opts.batch_api)
+    return SessionResult(
+        session_id=ref.session_id,
+        outcome="estimated",
+        input_tokens=est.input_tokens,
+        output_tokens=est.output_tokens,
+        cost_usd=est.cost_usd,
+    )

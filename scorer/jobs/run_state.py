@@ -1,0 +1,275 @@
+"""Backfill run state: options, per-session results, the summary, budget and ledger gating.
+
+Everything here is shared by the direct path (`jobs.pipeline`) and the Message Batches path
+(`jobs.batches`); neither imports the run loop (`jobs.backfill`), so there is no cycle.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
+
+from pydantic import BaseModel, Field
+
+from scorer.errors import ScorerError
+from scorer.jobs.discovery import SessionRef
+from scorer.jobs.ledger import DONE_STATES, Ledger
+from scorer.jobs.ratelimit import RateLimiter
+from scorer.models import Scorecard, Session
+
+if TYPE_CHECKING:
+    from scorer.prepare import Prepared
+
+SourceName = Literal["claude-code", "langfuse"]
+Outcome = Literal["scored", "skipped", "unscored", "failed", "not_started", "estimated"]
+
+
+class BackfillOptions(BaseModel):
+    """Everything a backfill run is told (the CLI builds this from its flags)."""
+
+    source: SourceName = "claude-code"
+    start: datetime | None = None
+    """Window start (inclusive). Local: file mtime; Langfuse: root observation start."""
+    end: datetime | None = None
+    """Window end (exclusive); defaults to now."""
+    tags: list[str] = Field(default_factory=list)
+    environment: str | None = None
+    user: str | None = None
+    project: str | None = None
+    sample: int | None = None
+    fraction: float | None = None
+    seed: int = 0
+    limit: int | None = None
+    concurrency: int = 4
+    max_cost: float | None = None
+    dry_run: bool = False
+    rescore: bool = False
+    judge: Literal["llm", "heuristic"] = "llm"
+    model: str | None = None
+    projects_root: Path | None = None
+    shard: tuple[int, int] | None = None
+    batch_api: bool = False
+    escalate_below: float | None = None
+    calibration_sample: int = 0
+    queue: str = "session-scorer-review"
+    idle_minutes: float = 30.0
+    push: bool | None = None
+    """Write scores to Langfuse; None means "when the source is Langfuse"."""
+    max_attempts: int = 3
+    """A session failed this many times (over runs) is not retried again."""
+
+    def key_params(self, rubric_version: str, model: str) -> dict[str, Any]:
+        """What decides the run's result, hence its ledger key."""
+        return {
+            "source": self.source,
+            "start": self.start,
+            "end": self.end,
+            "tags": sorted(self.tags),
+            "environment": self.environment,
+            "user": self.user,
+            "project": self.project,
+            "sample": self.sample,
+            "fraction": self.fraction,
+            "seed": self.seed,
+            "limit": self.limit,
+            "shard": self.shard,
+            "judge": self.judge,
+            "model": model if self.judge == "llm" else None,
+            "rubric_version": rubric_version,
+            "rescore": self.rescore,
+        }
+
+    @property
+    def should_push(self) -> bool:
+        return self.source == "langfuse" if self.push is None else self.push
+
+
+class TokenCounts(TypedDict):
+    """A scorecard's token usage, as keyword arguments of the ledger and `SessionResult`."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+class SessionResult(BaseModel):
+    """What happened to one session in this run."""
+
+    session_id: str
+    outcome: Outcome
+    reason: str | None = None
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    overall: float | None = None
+    recommendation: str | None = None
+
+
+class BackfillSummary(BaseModel):
+    """The final report (printed as a table, or as JSON with `--json`)."""
+
+    run_key: str
+    dry_run: bool = False
+    discovered: int = 0
+    active: int = 0
+    """Sessions left alone because they were active within the idle threshold."""
+    selected: int = 0
+    scored: int = 0
+    skipped: int = 0
+    unscored: int = 0
+    failed: int = 0
+    not_started: int = 0
+    """Left for the next run (cost cap reached, or interrupted)."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    estimated_input_tokens: int = 0
+    estimated_output_tokens: int = 0
+    estimated_cost_usd: float = 0.0
+    escalated: list[str] = Field(default_factory=list)
+    calibration: list[str] = Field(default_factory=list)
+    rate_limit_pauses: dict[str, int] = Field(default_factory=dict)
+    failures: list[SessionResult] = Field(default_factory=list)
+    """Failed and unscored sessions with their reasons."""
+    wall_seconds: float = 0.0
+
+    def add(self, result: SessionResult) -> None:
+        counter = {"estimated": "scored"}.get(result.outcome, result.outcome)
+        setattr(self, counter, getattr(self, counter) + 1)
+        self.input_tokens += result.input_tokens
+        self.output_tokens += result.output_tokens
+        self.cost_usd = round(self.cost_usd + result.cost_usd, 6)
+        if result.outcome in ("failed", "unscored"):
+            self.failures.append(result)
+
+
+class Budget:
+    """Spent cost plus in-flight estimates against an optional cap (thread-safe)."""
+
+    def __init__(self, cap: float | None) -> None:
+        self.cap = cap
+        self.spent = 0.0
+        self.in_flight = 0.0
+        self.stopped = False
+        self._lock = threading.Lock()
+
+    def reserve(self, estimate: float) -> bool:
+        """Reserve `estimate` for a session about to be judged; False (and stop) if over cap."""
+        with self._lock:
+            if self.stopped:
+                return False
+            if self.cap is not None and self.spent + self.in_flight + estimate > self.cap:
+                self.stopped = True
+                return False
+            self.in_flight += estimate
+            return True
+
+    def settle(self, estimate: float, actual: float) -> None:
+        with self._lock:
+            self.in_flight = max(0.0, self.in_flight - estimate)
+            self.spent += actual
+
+
+class Tracker(Protocol):
+    """A progress display the run loop advances once per finished session."""
+
+    def advance(self, result: SessionResult) -> None: ...
+
+
+class NoProgress:
+    """The silent `Tracker` (library use, tests, `--json`)."""
+
+    def __enter__(self) -> NoProgress:
+        return self
+
+    def advance(self, result: SessionResult) -> None:
+        """Ignore the result."""
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@dataclass
+class Services:
+    """The world a backfill talks to; tests swap any piece for a fake.
+
+    Attributes:
+        load: Fetch a discovered session.
+        judge: Judge a prepared session (the LLM or heuristic judge).
+        store: The score store (`save`, `is_scored`, optionally `mark_pushed`).
+        push: Write a scorecard to Langfuse (None: no push).
+        langfuse: A `LangfuseClient` for discovery, skip checks and the annotation queue.
+        anthropic: The anthropic client (Message Batches mode).
+        limiters: Shared rate limiters by API name (reported in the summary).
+    """
+
+    load: Callable[[SessionRef], Session]
+    judge: Callable[[Prepared], Scorecard]
+    store: Any
+    push: Callable[[Scorecard], Any] | None = None
+    langfuse: Any = None
+    anthropic: Any = None
+    limiters: dict[str, RateLimiter] = field(default_factory=dict)
+
+
+@dataclass
+class Context:
+    """Shared, read-mostly state of a run, handed to every worker."""
+
+    opts: BackfillOptions
+    services: Services
+    ledger: Ledger
+    budget: Budget
+    model: str
+    rubric_version: str
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def judge_model(self) -> str | None:
+        return self.model if self.opts.judge == "llm" else None
+
+
+def ledger_gate(ctx: Context, row: dict[str, Any], sid: str) -> SessionResult | None:
+    """The result for a session this run must not judge (done, out of attempts, unscored,
+    stopped), or None to go on. Shared by the direct and the Message Batches paths."""
+    state = row.get("state", "discovered")
+    if state in DONE_STATES:
+        return SessionResult(
+            session_id=sid, outcome="skipped", reason=f"already {state} in this run"
+        )
+    if state == "failed" and row.get("attempts", 0) >= ctx.opts.max_attempts:
+        return SessionResult(
+            session_id=sid, outcome="failed", reason=row.get("reason"), attempts=row["attempts"]
+        )
+    if state == "unscored":
+        return unscored_before(row, sid)
+    if ctx.stop.is_set() or ctx.budget.stopped:
+        return SessionResult(session_id=sid, outcome="not_started", reason=_stop_reason(ctx))
+    return None
+
+
+def unscored_before(row: dict[str, Any], session_id: str) -> SessionResult:
+    """An earlier run's unscored verdict, reported again without paying for a new one.
+
+    The judge already spent a call and a repair on it; `--rescore` (another run key)
+    judges it afresh.
+    """
+    return SessionResult(
+        session_id=session_id,
+        outcome="unscored",
+        reason=row.get("reason"),
+        attempts=row.get("attempts", 0),
+    )
+
+
+def _stop_reason(ctx: Context) -> str:
+    return "cost cap reached" if ctx.budget.stopped else "run stopped"
+
+
+def failure_reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or exc.__class__.__name__
+    return text if isinstance(exc, ScorerError) else f"{exc.__class__.__name__}: {text}"

@@ -1,0 +1,53 @@
+"""The `Judge` protocol: one call from a prepared session to a scorecard.
+
+Two judges implement it: `AnthropicJudge` (Sonnet, structured output) and
+`HeuristicJudge` (offline rules over the objective signals). Callers pick one with
+`make_judge` once and then only call `judge.judge(prepared)`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from scorer.judge.rubric import Rubric
+    from scorer.models import Scorecard
+    from scorer.prepare.prepared import Prepared
+
+JudgeKind = Literal["llm", "heuristic"]
+
+
+class Judge(Protocol):
+    """Anything that turns a prepared (redacted, chunked) session into a scorecard."""
+
+    kind: str
+    """`"llm"` or `"heuristic"`; stored on every card as `Scorecard.judge`."""
+
+    def judge(self, prepared: Prepared) -> Scorecard:
+        """Score one session.
+
+        Returns:
+            A scored card, or an unscored one with its reason (a failure is data).
+
+        Raises:
+            CredentialsError: The judge's API key is missing or rejected.
+            JudgeError: The judge could not run at all.
+        """
+        ...
+
+
+def make_judge(
+    kind: JudgeKind,
+    *,
+    model: str | None = None,
+    rubric: Rubric | None = None,
+    client: Any = None,
+) -> Judge:
+    """The judge of this kind (`client`: an `anthropic.Anthropic` for the LLM judge)."""
+    if kind == "heuristic":
+        from scorer.judge.heuristic import HeuristicJudge
+
+        return HeuristicJudge(rubric=rubric)
+    from scorer.judge.anthropic import AnthropicJudge
+
+    return AnthropicJudge(client, model=model, rubric=rubric)

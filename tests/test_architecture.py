@@ -1,0 +1,82 @@
+"""The package's import graph has no cycles (lazy imports included), and no module in scorer/ outgrows 500 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "scorer"
+MAX_LINES = 500
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """scorer.* modules a module imports, at module level or inside functions.
+
+    Function-local imports count: a lazy import that closes a loop is still a cycle (it
+    only moves the failure to run time). `if TYPE_CHECKING:` blocks do not count.
+    """
+    found: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue  # never executed at runtime
+        for sub in ast.walk(node):
+            names: list[str] = []
+            if isinstance(sub, ast.Import):
+                names = [a.name for a in sub.names]
+            elif isinstance(sub, ast.ImportFrom) and sub.module and sub.level == 0:
+                names = [sub.module] + [f"{sub.module}.{a.name}" for a in sub.names]
+            found |= {n for n in names if n in modules}
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(paths)
+    return {name: imports_of(path, modules) - {name} for name, path in paths.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a path of module names, or None (iterative DFS, three colours)."""
+    colour = dict.fromkeys(graph, 0)  # 0 new, 1 on the stack, 2 done
+    for root in sorted(graph):
+        if colour[root]:
+            continue
+        stack: list[tuple[str, list[str]]] = [(root, sorted(graph[root]))]
+        colour[root] = 1
+        while stack:
+            node, todo = stack[-1]
+            if not todo:
+                colour[node] = 2
+                stack.pop()
+                continue
+            nxt = todo.pop()
+            if colour[nxt] == 1:
+                path = [n for n, _ in stack]
+                return [*path[path.index(nxt) :], nxt]
+            if colour[nxt] == 0:
+                colour[nxt] = 1
+                stack.append((nxt, sorted(graph[nxt])))
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle_in_scorer():
+    graph = import_graph()
+    assert "scorer.jobs.run_state" in graph["scorer.jobs.batches"]  # the graph is real
+    assert find_cycle(graph) is None
+
+
+def test_no_module_in_scorer_over_500_lines():
+    sizes = {module_name(p): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert {m: n for m, n in sizes.items() if n > MAX_LINES} == {}
