@@ -43,6 +43,18 @@ def test_demo_without_key_uses_heuristic_and_stores(clean_env):
     assert [r[0] for r in rows] == ["heuristic"]
 
 
+def test_demo_scores_are_unchanged_by_refactors():
+    """The demo's heuristic card, field by field, as recorded before the seams refactor.
+
+    `prompt_hash` (a hash of the heuristic's own source) and `created_at` are left out.
+    """
+    golden = json.loads((REPO / "tests" / "fixtures" / "demo-heuristic-scores.json").read_text())
+    result = run(str(DEMO), "--json", "--no-store")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert {k: data[k] for k in golden} == golden
+
+
 def test_dry_run_json_has_the_plan():
     result = run(str(DEMO), "--dry-run", "--json", "--budget", "900")
     assert result.exit_code == 0, result.stderr
