@@ -17,7 +17,7 @@ from scorer.cli._common import (
     print_json,
 )
 from scorer.cli.views import scorecard_view
-from scorer.errors import ConfigError, CredentialsError, SinkError, SourceError
+from scorer.errors import SourceError
 from scorer.models import Scorecard
 from scorer.sinks.store import RunSummary, ScoreStore
 
@@ -197,29 +197,24 @@ def _label(card: Scorecard) -> str:
 
 
 def _push_all(store: ScoreStore, cards: list[Scorecard], target: str) -> int:
-    """Push each card, recording the outcome in the store; returns how many failed.
+    """Publish each card to Langfuse (`sinks.base.publish`); returns how many failed.
 
     Missing or rejected credentials stop the loop: every other card would fail the same way.
     """
-    from scorer.cli.session import push_problem
-    from scorer.sinks.langfuse import push_scorecard
+    from scorer.sinks.base import publish
+    from scorer.sinks.langfuse import LangfuseSink
 
+    sink = LangfuseSink(target=target)  # type: ignore[arg-type]
     failed = 0
     for i, card in enumerate(cards):
-        try:
-            result = push_scorecard(card, target=target)  # type: ignore[arg-type]
-            problem = None if result.ok else push_problem(result)
-        except CredentialsError as exc:
-            for rest in cards[i:]:
-                store.mark_pushed(*_identity(rest), error=one_line(exc))
-            raise
-        except (SinkError, ConfigError) as exc:
-            problem = one_line(exc)
-        if problem is None:
-            store.mark_pushed(*_identity(card))
+        done = publish(card, [sink], store=store)
+        if done.fatal is not None:
+            for rest in cards[i + 1 :]:
+                store.mark_pushed(*_identity(rest), error=one_line(done.fatal))
+            raise done.fatal
+        if done.ok:
             out.print(f"pushed {_label(card)}", highlight=False)
         else:
             failed += 1
-            store.mark_pushed(*_identity(card), error=problem)
-            err.print(f"[red]failed[/] {_label(card)}: {problem}", highlight=False)
+            err.print(f"[red]failed[/] {_label(card)}: {done.problem()}", highlight=False)
     return failed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -16,7 +16,6 @@ from scorer.cli._common import (
     err,
     fail,
     handle_errors,
-    one_line,
     out,
     print_json,
 )
@@ -26,9 +25,6 @@ from scorer.jobs.score import judge_and_store
 from scorer.models import Scorecard
 from scorer.prepare import Prepared, prepare
 from scorer.sources.base import SessionSource
-
-if TYPE_CHECKING:
-    from scorer.sinks.langfuse import PushResult
 
 
 class SourceName(StrEnum):
@@ -223,7 +219,7 @@ def score_session_command(
         out.print(scorecard_view(card))
     should_push = push if push is not None else session.source.value == "langfuse"
     if should_push and card.status == "scored":
-        _push(card, target, stored=store)
+        _push(card, target)
     if card.status != "scored":
         raise fail(f"session not scored: {card.unscored_reason}", EXIT_UNSCORED)
     if escalate_below is not None and (card.overall or 0.0) < escalate_below:
@@ -234,45 +230,24 @@ def score_session_command(
         raise typer.Exit(EXIT_ESCALATE)
 
 
-def _push(card: Scorecard, target: PushTarget, *, stored: bool = True) -> None:
-    """Push to Langfuse; on failure keep the judgement in the store, record why, exit 1.
+def _push(card: Scorecard, target: PushTarget) -> None:
+    """Publish to Langfuse (`sinks.base.publish`); on failure exit 1, the card kept locally.
 
     The scorecard is printed before this runs, and with `--no-store` it is saved anyway
     when the push fails, so `scorer scores push` can send it later.
     """
-    from scorer.errors import CredentialsError, SinkError
-    from scorer.sinks.langfuse import push_scorecard
-    from scorer.sinks.store import ScoreStore
+    from scorer.sinks.base import publish
+    from scorer.sinks.langfuse import LangfuseSink
 
     kind: Literal["session", "trace"] = "trace" if target == PushTarget.trace else "session"
-    try:
-        result = push_scorecard(card, target=kind)
-        problem = None if result.ok else push_problem(result)
-    except (SinkError, CredentialsError) as exc:
-        result, problem = None, one_line(exc)
-    with ScoreStore() as db:
-        if problem is None:
-            db.mark_pushed(card.session_id, card.judge, card.model, card.rubric_version)
-        else:
-            if not stored:
-                db.save(card)
-            db.mark_pushed(
-                card.session_id, card.judge, card.model, card.rubric_version, error=problem
-            )
-    if problem is not None:
+    done = publish(card, [LangfuseSink(target=kind)])
+    if not done.ok:
         raise fail(
-            f"Langfuse push failed ({problem}); the scorecard is kept in the local store: "
-            "run `scorer scores push` later"
+            f"Langfuse push failed ({done.problem()}); the scorecard is kept in the local "
+            "store: run `scorer scores push` later"
         )
-    if result is not None and result.url:
-        err.print(f"Langfuse: {result.url}")
-
-
-def push_problem(result: PushResult) -> str:
-    """One line naming the scores Langfuse rejected (a partial push is not a push)."""
-    bits = [f"{name}: {msg}" for name, msg in result.rejected.items()]
-    bits += result.unattributed_errors
-    return "rejected " + "; ".join(bits)
+    for url in done.locations:
+        err.print(f"Langfuse: {url}")
 
 
 def main() -> None:

@@ -53,7 +53,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from scorer.errors import ConfigError, CredentialsError, SinkError
+from scorer.errors import ConfigError, CredentialsError
 from scorer.jobs.batches import run_batches
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local, select
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
@@ -69,8 +69,10 @@ from scorer.jobs.run_state import (
     SessionResult,
     Tracker,
 )
-from scorer.models import Scorecard, Session
-from scorer.prepare import Prepared
+from scorer.judge.base import make_judge
+from scorer.models import Session
+from scorer.sinks.base import ScoreSink
+from scorer.sinks.langfuse import LangfuseSink
 
 ProgressFactory = Callable[[int, bool], AbstractContextManager[Tracker]]
 """Builds a progress display from (total sessions, dry run); see `cli.progress`."""
@@ -90,7 +92,6 @@ __all__ = [
 def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) -> Services:
     """The real services from the environment, each API behind its shared limiter."""
     from scorer.jobs.ratelimit import limited_httpx_client
-    from scorer.jobs.score import judge_prepared
     from scorer.sinks.store import ScoreStore
 
     limiters = {"anthropic": RateLimiter(rate=rate), "langfuse": RateLimiter(rate=rate)}
@@ -117,22 +118,9 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
         return ClaudeCodeSource(Path(ref.origin or "")).load()
 
-    def judge(prepared: Prepared) -> Scorecard:
-        return judge_prepared(prepared, opts.judge, model=model, client=client)
-
-    push = None
-    if opts.should_push:
-        from scorer.sinks.langfuse import push_scorecard
-
-        def push(card: Scorecard) -> Any:
-            result = push_scorecard(card, api=lf)
-            if not result.ok:  # a permanent 207 rejection: fail the session, keep it `stored`
-                problems = {**result.rejected, **dict.fromkeys(result.unattributed_errors, "")}
-                detail = "; ".join(f"{k}: {v}" if v else k for k, v in problems.items())
-                raise SinkError(f"Langfuse rejected scores of session {card.session_id}: {detail}")
-            return result
-
-    return Services(load, judge, ScoreStore(), push, lf, client, limiters)
+    judge = make_judge(opts.judge, model=model, client=client)
+    sinks: list[ScoreSink] = [LangfuseSink(api=lf)] if opts.should_push else []
+    return Services(load, judge, ScoreStore(), sinks, lf, client, limiters)
 
 
 def _anthropic_client(limiter: RateLimiter) -> Any:

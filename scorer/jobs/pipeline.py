@@ -6,9 +6,7 @@ so a kill at any point leaves at most a step to redo and never a second set of s
 
 from __future__ import annotations
 
-from typing import Any
-
-from scorer.errors import CredentialsError
+from scorer.errors import CredentialsError, SinkError
 from scorer.jobs.discovery import SessionRef
 from scorer.jobs.estimate import estimate_prepared
 from scorer.jobs.run_state import (
@@ -20,6 +18,7 @@ from scorer.jobs.run_state import (
 )
 from scorer.models import Scorecard
 from scorer.prepare import prepare
+from scorer.sinks.base import Published, publish
 from scorer.sinks.langfuse import langfuse_has_scores
 
 
@@ -82,9 +81,8 @@ def resume_write(ctx: Context, ref: SessionRef, state: str) -> SessionResult | N
     ):
         return None  # the store has nothing of ours: judge again
     card = _stored_card(ctx, ref.session_id)
-    if ctx.services.push is not None and card is not None:
-        ctx.services.push(card)
-        _mark_pushed(store, card)
+    if card is not None:
+        _published(publish(card, ctx.services.sinks, store=store))
     ctx.ledger.set_state(ref.session_id, "written", "resumed after interruption")
     return SessionResult(
         session_id=ref.session_id,
@@ -99,8 +97,13 @@ def _stored_card(ctx: Context, session_id: str) -> Scorecard | None:
     return ctx.services.store.latest(session_id, judge=ctx.opts.judge, model=ctx.judge_model)
 
 
-def _mark_pushed(store: Any, card: Scorecard) -> None:
-    store.mark_pushed(card.session_id, card.judge, card.model, card.rubric_version)
+def _published(done: Published) -> None:
+    """Backfill's reading of `publish`: a failed push fails the session (it stays `stored`
+    in the ledger, so the next run pushes it); bad credentials stop the run."""
+    if done.fatal is not None:
+        raise done.fatal
+    if not done.ok:
+        raise SinkError(done.problem())
 
 
 def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
@@ -116,7 +119,7 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
             session_id=sid, outcome="not_started", reason="cost cap reached", attempts=attempts
         )
     try:
-        card = ctx.services.judge(prepared)
+        card = ctx.services.judge.judge(prepared)
     finally:
         ctx.budget.settle(estimate, 0.0)
     ctx.budget.settle(0.0, card.cost_usd)
@@ -145,11 +148,8 @@ def write_card(ctx: Context, card: Scorecard, attempts: int) -> SessionResult:
         "output_tokens": card.usage.output_tokens,
     }
     ctx.ledger.set_state(sid, "judged", cost_usd=card.cost_usd, **usage)
-    ctx.services.store.save(card)
-    ctx.ledger.set_state(sid, "stored")
-    if ctx.services.push is not None:
-        ctx.services.push(card)
-        _mark_pushed(ctx.services.store, card)
+    sinks = [ctx.services.store, *ctx.services.sinks]
+    _published(publish(card, sinks, on_stored=lambda: ctx.ledger.set_state(sid, "stored")))
     ctx.ledger.set_state(sid, "written")
     return SessionResult(
         session_id=sid,

@@ -19,10 +19,12 @@ from scorer.errors import ScorerError
 from scorer.jobs.discovery import SessionRef
 from scorer.jobs.ledger import DONE_STATES, Ledger
 from scorer.jobs.ratelimit import RateLimiter
-from scorer.models import Scorecard, Session
+from scorer.models import Session
 
 if TYPE_CHECKING:
-    from scorer.prepare import Prepared
+    from scorer.judge.base import Judge
+    from scorer.sinks.base import ScoreSink
+    from scorer.sinks.store import ScoreStore
 
 SourceName = Literal["claude-code", "langfuse"]
 Outcome = Literal["scored", "skipped", "unscored", "failed", "not_started", "estimated"]
@@ -199,18 +201,18 @@ class Services:
 
     Attributes:
         load: Fetch a discovered session.
-        judge: Judge a prepared session (the LLM or heuristic judge).
-        store: The score store (`save`, `is_scored`, optionally `mark_pushed`).
-        push: Write a scorecard to Langfuse (None: no push).
+        judge: The judge (LLM or heuristic) of every session.
+        store: The score store: the local sink, the skip check and the push record.
+        sinks: Remote sinks each scored card is published to (Langfuse, or none).
         langfuse: A `LangfuseClient` for discovery, skip checks and the annotation queue.
         anthropic: The anthropic client (Message Batches mode).
         limiters: Shared rate limiters by API name (reported in the summary).
     """
 
     load: Callable[[SessionRef], Session]
-    judge: Callable[[Prepared], Scorecard]
-    store: Any
-    push: Callable[[Scorecard], Any] | None = None
+    judge: Judge
+    store: ScoreStore
+    sinks: list[ScoreSink] = field(default_factory=list)
     langfuse: Any = None
     anthropic: Any = None
     limiters: dict[str, RateLimiter] = field(default_factory=dict)

@@ -194,6 +194,10 @@ class ScoreStore:
         >>> store.latest(card.session_id).overall
     """
 
+    name = "store"
+    remote = False
+    """A `ScoreSink` that is the local record: `publish` writes it first."""
+
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path else get_settings().store_path
         self._lock = threading.RLock()
@@ -260,6 +264,11 @@ class ScoreStore:
             db.execute("UPDATE schema_version SET version = ?", (len(_MIGRATIONS),))
 
     # ---- writes ------------------------------------------------------------------------
+
+    def write(self, card: Scorecard) -> str | None:
+        """`ScoreSink.write`: save the card; returns the store's path."""
+        self.save(card)
+        return str(self.path)
 
     def save(self, scorecard: Scorecard) -> int:
         """Store a scorecard (redacted), replacing an earlier run of the same session,

@@ -20,8 +20,10 @@ from scorer.sinks.langfuse.push import (
     score_metadata,
 )
 from scorer.sinks.langfuse.scored import langfuse_has_scores
+from scorer.sinks.langfuse.sink import LangfuseSink, push_problem
 
 __all__ = [
+    "LangfuseSink",
     "PushResult",
     "SyncReport",
     "attribute_errors",
@@ -34,6 +36,7 @@ __all__ = [
     "langfuse_has_scores",
     "list_configs",
     "project_id",
+    "push_problem",
     "push_scorecard",
     "score_id",
     "score_metadata",
