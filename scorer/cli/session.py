@@ -24,7 +24,7 @@ from scorer.errors import ConfigError
 from scorer.jobs.score import judge_and_store
 from scorer.models import Scorecard
 from scorer.prepare import Prepared, prepare
-from scorer.sources.base import SessionSource
+from scorer.sources import SourceOptions, resolve
 
 
 class SourceName(StrEnum):
@@ -39,59 +39,6 @@ class JudgeName(StrEnum):
     auto = "auto"
     llm = "llm"
     heuristic = "heuristic"
-
-
-def build_source(
-    arg: str,
-    source: SourceName,
-    *,
-    projects_root: Path | None,
-    task: str | None,
-    enrich_local: bool = False,
-    repo: Path | None = None,
-    since: datetime | None = None,
-    base: str | None = None,
-    lines: int = 2000,
-    tmux_socket: str | None = None,
-) -> SessionSource:
-    """Pick the source for ARG: local files/ids first, Langfuse and tmux when asked."""
-    from scorer.settings import get_settings
-    from scorer.sources import resolve
-
-    if source == SourceName.tmux:
-        from scorer.sources.tmux import TmuxSource
-
-        return TmuxSource(
-            arg,
-            repo=repo,
-            since=since,
-            base=base,
-            prompt=task,
-            lines=lines,
-            socket_name=tmux_socket,
-        )
-    if source == SourceName.langfuse or (
-        source == SourceName.auto
-        and get_settings().langfuse_configured
-        and not Path(arg).exists()
-        and not _found_locally(arg, projects_root)
-    ):
-        from scorer.sources.langfuse import LangfuseSource
-
-        return LangfuseSource(arg, enrich_local=enrich_local, projects_root=projects_root)
-    forced = None if source == SourceName.auto else source.value
-    return resolve(arg, source=forced, projects_root=projects_root, task=task)
-
-
-def _found_locally(arg: str, projects_root: Path | None) -> bool:
-    from scorer.errors import SourceError
-    from scorer.sources import resolve
-
-    try:
-        resolve(arg, projects_root=projects_root)
-    except SourceError:
-        return False
-    return True
 
 
 def read_task(prompt: str | None, prompt_file: Path | None) -> str | None:
@@ -175,17 +122,19 @@ def score_session_command(
 ) -> None:
     """Score one coding-agent session on six dimensions plus a weighted overall."""
     task = read_task(prompt, prompt_file)
-    src = build_source(
+    src = resolve(
         arg,
-        source,
-        projects_root=projects_root,
-        task=task,
-        enrich_local=enrich_local,
-        repo=repo,
-        since=since,
-        base=base,
-        lines=lines,
-        tmux_socket=tmux_socket,
+        source=source.value,
+        options=SourceOptions(
+            projects_root=projects_root,
+            task=task,
+            enrich_local=enrich_local,
+            repo=repo,
+            since=since,
+            base=base,
+            lines=lines,
+            tmux_socket=tmux_socket,
+        ),
     )
     session = src.load()
     if task and not session.task:

@@ -1,7 +1,9 @@
 """Sources: anything that can produce a `Session`, and `resolve(arg)` to pick one.
 
-File-based sources live in a small registry (`FILE_SOURCES`); Langfuse and tmux sources
-need more than a path and are constructed by the CLI directly.
+`resolve` is the only resolver. File formats live in `FILE_SOURCES` (factories taking a
+path and a task); every source, files, Langfuse and tmux, is registered in `SOURCES`
+(factories taking the argument and a `SourceOptions`). `source="auto"` reads a path or a
+local Claude Code session id first and falls back to Langfuse when it is configured.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,63 @@ FILE_SOURCES: dict[str, SourceFactory] = {
 }
 """Source name → factory taking `(path, task)`. Add new file formats here."""
 
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """What a source may need besides its argument (the CLI fills this from its flags)."""
+
+    projects_root: Path | None = None
+    """Claude projects root for session ids (default: `SCORER_CLAUDE_PROJECTS`)."""
+    task: str | None = None
+    """The task statement, when the source lacks it."""
+    enrich_local: bool = False
+    """Langfuse: also read the local Claude Code transcript of the session."""
+    repo: Path | None = None
+    """tmux: the git repository the agent works in."""
+    since: datetime | None = None
+    """tmux: git progress since this time."""
+    base: str | None = None
+    """tmux: git progress since this commit."""
+    lines: int = 2000
+    """tmux: scrollback lines to capture."""
+    tmux_socket: str | None = None
+    """tmux: server socket name (`tmux -L`)."""
+
+
+def _file_source(name: str) -> Callable[[str, SourceOptions], SessionSource]:
+    def make(arg: str, opts: SourceOptions) -> SessionSource:
+        return resolve_file(arg, source=name, projects_root=opts.projects_root, task=opts.task)
+
+    return make
+
+
+def _langfuse(arg: str, opts: SourceOptions) -> SessionSource:
+    from scorer.sources.langfuse import LangfuseSource
+
+    return LangfuseSource(arg, enrich_local=opts.enrich_local, projects_root=opts.projects_root)
+
+
+def _tmux(arg: str, opts: SourceOptions) -> SessionSource:
+    from scorer.sources.tmux import TmuxSource
+
+    return TmuxSource(
+        arg,
+        repo=opts.repo,
+        since=opts.since,
+        base=opts.base,
+        prompt=opts.task,
+        lines=opts.lines,
+        socket_name=opts.tmux_socket,
+    )
+
+
+SOURCES: dict[str, Callable[[str, SourceOptions], SessionSource]] = {
+    **{name: _file_source(name) for name in FILE_SOURCES},
+    "langfuse": _langfuse,
+    "tmux": _tmux,
+}
+"""Source name → factory taking `(arg, SourceOptions)`. Add new sources here."""
+
 _SNIFF_LINES = 50
 _SESSION_ID = re.compile(r"^[0-9a-fA-F-]{6,36}$")
 
@@ -37,8 +98,49 @@ def resolve(
     source: str | None = None,
     projects_root: Path | None = None,
     task: str | None = None,
+    options: SourceOptions | None = None,
 ) -> SessionSource:
-    """Turn a CLI argument (a file path or a session UUID) into a source.
+    """Turn a CLI argument (a path, a session id, a tmux session) into a source.
+
+    Args:
+        arg: A transcript path, a session id (local Claude Code or Langfuse) or a tmux
+            session name.
+        source: A name in `SOURCES`; None or `"auto"`: a local path or session id first,
+            then Langfuse when it is configured.
+        projects_root: Shorthand for `options.projects_root`.
+        task: Shorthand for `options.task`.
+        options: Everything else a source may need.
+
+    Raises:
+        ConfigError: `source` names no known source.
+        SourceError: The session cannot be found, or its format is unknown.
+    """
+    opts = options or SourceOptions()
+    if projects_root is not None or task is not None:
+        opts = replace(
+            opts, projects_root=projects_root or opts.projects_root, task=task or opts.task
+        )
+    if source not in (None, "auto"):
+        if source not in SOURCES:
+            known = ", ".join(sorted(SOURCES))
+            raise ConfigError(f"unknown source {source!r} (choose one of: {known})")
+        return SOURCES[source](arg, opts)
+    try:
+        return resolve_file(arg, projects_root=opts.projects_root, task=opts.task)
+    except SourceError:
+        if Path(arg).expanduser().exists() or not get_settings().langfuse_configured:
+            raise
+    return SOURCES["langfuse"](arg, opts)
+
+
+def resolve_file(
+    arg: str,
+    *,
+    source: str | None = None,
+    projects_root: Path | None = None,
+    task: str | None = None,
+) -> SessionSource:
+    """A file source for a path or a local Claude Code session UUID.
 
     Args:
         arg: A transcript path, or a Claude Code session id (a unique prefix works),
@@ -117,11 +219,14 @@ def _head_records(path: Path) -> list[dict[str, Any]]:
 
 __all__ = [
     "FILE_SOURCES",
+    "SOURCES",
     "ClaudeCodeSource",
     "SessionSource",
+    "SourceOptions",
     "StreamJsonSource",
     "find_session",
     "number_events",
     "resolve",
+    "resolve_file",
     "sniff_format",
 ]

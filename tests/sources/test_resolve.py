@@ -55,8 +55,31 @@ def test_forced_source_and_unknown_source(tmp_path: Path) -> None:
     shutil.copy(HERE / "stream_truncated.jsonl", copy)
     source = resolve(str(copy), source="stream-json", task="do it")
     assert source.kind == SourceKind.STREAM_JSON and source.load().task == "do it"
-    with pytest.raises(ConfigError, match="langfuse"):
-        resolve(str(copy), source="langfuse")
+    with pytest.raises(
+        ConfigError, match="choose one of: claude-code, langfuse, stream-json, tmux"
+    ):
+        resolve(str(copy), source="bogus")
+
+
+def test_langfuse_and_tmux_register_in_resolve(tmp_path: Path, monkeypatch) -> None:
+    from scorer.settings import get_settings
+    from scorer.sources import SourceOptions
+    from scorer.sources.langfuse import LangfuseSource
+    from scorer.sources.tmux import TmuxSource
+
+    opts = SourceOptions(repo=tmp_path, lines=10, task="t")
+    tmux = resolve("work", source="tmux", options=opts)
+    assert isinstance(tmux, TmuxSource)
+    lf = resolve("abc", source="langfuse", options=SourceOptions(enrich_local=True))
+    assert isinstance(lf, LangfuseSource) and lf.enrich_local
+    # auto: a local miss is an error without Langfuse, and a Langfuse session with it
+    with pytest.raises(SourceError):
+        resolve("abcdef12", projects_root=tmp_path)
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk")
+    get_settings.cache_clear()
+    auto = resolve("abcdef12", projects_root=tmp_path)
+    assert isinstance(auto, LangfuseSource) and auto.session_id == "abcdef12"
 
 
 @pytest.mark.parametrize("name", ["array.json", "other_jsonl.jsonl", "binary.jsonl"])
