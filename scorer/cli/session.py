@@ -21,10 +21,11 @@ from scorer.cli._common import (
 )
 from scorer.cli.views import chunk_plan_table, scorecard_view, session_summary, signals_table
 from scorer.errors import ConfigError
-from scorer.jobs.score import judge_and_store
+from scorer.jobs.score import score_session
 from scorer.models import Scorecard
 from scorer.prepare import Prepared, prepare
 from scorer.sources import SourceOptions, resolve
+from scorer.sources.base import SessionSource
 
 
 class SourceName(StrEnum):
@@ -39,6 +40,32 @@ class JudgeName(StrEnum):
     auto = "auto"
     llm = "llm"
     heuristic = "heuristic"
+
+
+def _show_plan(
+    src: SessionSource,
+    task: str | None,
+    *,
+    budget: int | None,
+    overlap: int | None,
+    render: bool,
+    as_json: bool,
+) -> None:
+    """`--render` (the timeline) or `--dry-run` (summary, signals, chunk plan)."""
+    session = src.load()
+    if task and not session.task:
+        session.task = task
+    prepared = prepare(session, budget=budget, overlap=overlap)
+    if render:
+        from scorer.prepare.render import render_timeline
+
+        out.print(render_timeline(prepared.session), markup=False, highlight=False)
+    elif as_json:
+        print_json(dry_run_payload(prepared))
+    else:
+        out.print(session_summary(prepared))
+        out.print(signals_table(prepared.signals))
+        out.print(chunk_plan_table(prepared))
 
 
 def read_task(prompt: str | None, prompt_file: Path | None) -> str | None:
@@ -136,25 +163,13 @@ def score_session_command(
             tmux_socket=tmux_socket,
         ),
     )
-    session = src.load()
-    if task and not session.task:
-        session.task = task
-    prepared = prepare(session, budget=budget, overlap=overlap)
-    if render:
-        from scorer.prepare.render import render_timeline
-
-        out.print(render_timeline(prepared.session), markup=False, highlight=False)
+    if render or dry_run:
+        _show_plan(src, task, budget=budget, overlap=overlap, render=render, as_json=as_json)
         return
-    if dry_run:
-        if as_json:
-            print_json(dry_run_payload(prepared))
-            return
-        out.print(session_summary(prepared))
-        out.print(signals_table(prepared.signals))
-        out.print(chunk_plan_table(prepared))
-        return
-
-    card = judge_and_store(prepared, judge=judge.value, model=model, store=store)
+    prepared, card = score_session(
+        src, judge=judge.value, model=model, task=task, budget=budget, overlap=overlap, store=store
+    )
+    session = prepared.session
     if session.extra.get("from_cache"):
         err.print(f"note: tmux session {arg!r} has ended; scored its last cached capture")
     if source == SourceName.tmux and repo is not None:

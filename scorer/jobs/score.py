@@ -52,17 +52,19 @@ def judge_and_store(
     judge: JudgeChoice = "auto",
     model: str | None = None,
     store: bool = True,
-    client=None,
+    client: Any = None,
 ) -> Scorecard:
-    """Judge a prepared session, stamp provenance, and save it to the local store."""
+    """Judge a prepared session, stamp provenance, and publish it to the local store."""
     card = judge_prepared(prepared, choose_judge(judge), model=model, client=client)
     card.meta.setdefault("redactions", prepared.redactions.total)
     if prepared.session.origin:
         card.meta.setdefault("origin", prepared.session.origin)
     if store:
+        from scorer.sinks.base import publish
         from scorer.sinks.store import ScoreStore
 
-        ScoreStore().save(card)
+        with ScoreStore() as db:
+            publish(card, [db])
     return card
 
 
@@ -71,12 +73,46 @@ def score_session(
     *,
     judge: JudgeChoice = "auto",
     model: str | None = None,
+    task: str | None = None,
     budget: int | None = None,
     overlap: int | None = None,
     store: bool = True,
-    client=None,
+    client: Any = None,
 ) -> tuple[Prepared, Scorecard]:
-    """Load, prepare, judge and (unless `store=False`) save one session."""
-    prepared = prepare(source.load(), budget=budget, overlap=overlap)
+    """Score one session: load, redact, render, chunk, judge, and save it locally.
+
+    This is the library's entry point (`from scorer import score_session`) and what
+    `score-session` runs. Pushing to Langfuse is a separate step: `sinks.base.publish`
+    with a `LangfuseSink`.
+
+    Example:
+        >>> from scorer import score_session
+        >>> from scorer.sources import resolve
+        >>> prepared, card = score_session(resolve("session.jsonl"), judge="heuristic")
+        >>> card.overall, card.scores["goal_achievement"].label
+
+    Args:
+        source: Where the session comes from (`scorer.sources.resolve(arg)` builds one).
+        judge: `"llm"`, `"heuristic"`, or `"auto"` (the LLM when an Anthropic key is set).
+        model: The LLM judge's model (default `SCORER_MODEL`, `claude-sonnet-5-5`).
+        task: The task statement, used when the session has none.
+        budget: Chunk token budget (default `SCORER_CHUNK_BUDGET`).
+        overlap: Events repeated between chunks (default `SCORER_CHUNK_OVERLAP`).
+        store: Save the card to the local SQLite store (`$SCORER_HOME/scores.sqlite3`).
+        client: An `anthropic.Anthropic` client for the LLM judge (default: from settings).
+
+    Returns:
+        The prepared (redacted, chunked) session and its scorecard. A judge failure is an
+        unscored card with its reason, not an exception.
+
+    Raises:
+        SourceError: The session cannot be read.
+        CredentialsError: The judge's key is missing or rejected.
+        JudgeError: The judge could not run.
+    """
+    session = source.load()
+    if task and not session.task:
+        session.task = task
+    prepared = prepare(session, budget=budget, overlap=overlap)
     card = judge_and_store(prepared, judge=judge, model=model, store=store, client=client)
     return prepared, card

@@ -71,3 +71,12 @@ def test_real_big_session_multi_chunk_llm_path(big_session, monkeypatch):
     assert card.unknown_refs == [99_999]
     goal = card.scores["goal_achievement"]
     assert [e.valid for e in goal.evidence] == [True, False]
+
+
+def test_score_session_is_the_public_api(clean_env):
+    from scorer import score_session
+
+    prepared, card = score_session(resolve(str(DEMO)), judge="heuristic", task="add stats")
+    assert card.status == "scored" and card.judge == "heuristic"
+    assert prepared.session.task  # the transcript's own task wins over the fallback
+    assert ScoreStore().latest(card.session_id, judge="heuristic") is not None
