@@ -18,6 +18,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
     anthropic_api_key: str | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_auth_token: str | None = Field(default=None, validation_alias="ANTHROPIC_AUTH_TOKEN")
+    """A bearer token instead of an API key (gateways); every command accepts either."""
     anthropic_base_url: str | None = Field(default=None, validation_alias="ANTHROPIC_BASE_URL")
     langfuse_public_key: str | None = Field(default=None, validation_alias="LANGFUSE_PUBLIC_KEY")
     langfuse_secret_key: str | None = Field(default=None, validation_alias="LANGFUSE_SECRET_KEY")
@@ -39,6 +41,20 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(default=4, validation_alias="SCORER_CHUNK_OVERLAP")
     token_safety_factor: float = Field(default=1.25, validation_alias="SCORER_TOKEN_SAFETY")
     debug: bool = Field(default=False, validation_alias="SCORER_DEBUG")
+    """Re-raise errors with their traceback instead of one red line."""
+    prices_file: Path | None = Field(default=None, validation_alias="SCORER_PRICES")
+    """A TOML price table that adds to or replaces the built-in model prices."""
+    batch_poll_seconds: float = Field(default=30.0, validation_alias="SCORER_BATCH_POLL_SECONDS")
+    """Seconds between Message Batches polls."""
+    terminal_bench: Path | None = Field(default=None, validation_alias="SCORER_TERMINAL_BENCH")
+    """The terminal-bench sessions used by `score-calibrate` (default: ../shared/data)."""
+    notebook_home: Path | None = Field(default=None, validation_alias="SCORER_NOTEBOOK_HOME")
+    """`SCORER_HOME` for the calibration notebook (default: a fresh temp dir)."""
+
+    @property
+    def anthropic_configured(self) -> bool:
+        """An API key or an auth token is set."""
+        return bool(self.anthropic_api_key or self.anthropic_auth_token)
 
     @property
     def langfuse_configured(self) -> bool:

@@ -39,8 +39,8 @@ def use_scratch_home(prefix: str = "scorer-notebook-") -> Path:
 
     So running a notebook never writes to the user's score store unless asked to.
     """
-    configured = os.environ.get(NOTEBOOK_HOME_ENV)
-    home = Path(configured).expanduser() if configured else Path(tempfile.mkdtemp(prefix=prefix))
+    configured = get_settings().notebook_home
+    home = configured.expanduser() if configured else Path(tempfile.mkdtemp(prefix=prefix))
     home.mkdir(parents=True, exist_ok=True)
     os.environ["SCORER_HOME"] = str(home)
     get_settings.cache_clear()

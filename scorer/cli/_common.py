@@ -13,7 +13,6 @@ Set SCORER_DEBUG=1 to re-raise with the traceback.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -23,6 +22,7 @@ import typer
 from rich.console import Console
 
 from scorer.errors import ScorerError
+from scorer.settings import get_settings
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -44,7 +44,10 @@ class PushTarget(StrEnum):
 
 
 def _debug() -> bool:
-    return os.environ.get("SCORER_DEBUG", "").lower() in {"1", "true", "yes"}
+    try:
+        return get_settings().debug
+    except Exception:  # the settings themselves are invalid: that error is being reported
+        return False
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:

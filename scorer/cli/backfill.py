@@ -110,7 +110,7 @@ def backfill_command(
     model: Annotated[str | None, typer.Option(help="Judge model (default: SCORER_MODEL).")] = None,
     projects_root: Annotated[
         Path | None,
-        typer.Option(envvar="SCORER_CLAUDE_PROJECTS", help="Claude Code projects root."),
+        typer.Option(help="Claude Code projects root."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Summary as JSON on stdout.")] = False,
     shard: Annotated[

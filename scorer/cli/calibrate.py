@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Annotated
 import typer
 
 from scorer.cli._common import err, handle_errors, out, print_json
+from scorer.settings import get_settings
 
 
 class JudgeFilter(StrEnum):
@@ -56,7 +56,7 @@ def calibrate_command(
     labels = load_ground_truth(ground_truth, since=since)
     err.print(f"{len(labels)} ground-truth labels from {ground_truth}")
     kinds = ["heuristic"] if judge != JudgeFilter.llm else []
-    if judge != JudgeFilter.heuristic and (score_missing or os.environ.get("ANTHROPIC_API_KEY")):
+    if judge != JudgeFilter.heuristic and (score_missing or get_settings().anthropic_configured):
         kinds.append("llm")
     if score_missing is not False:
         for kind in kinds:

@@ -121,7 +121,7 @@ def score_session_command(
     overlap: Annotated[int | None, typer.Option(help="Events repeated between chunks.")] = None,
     projects_root: Annotated[
         Path | None,
-        typer.Option(envvar="SCORER_CLAUDE_PROJECTS", help="Claude projects root for ids."),
+        typer.Option(help="Claude projects root for ids."),
     ] = None,
     prompt: Annotated[str | None, typer.Option(help="The task, when the source lacks it.")] = None,
     prompt_file: Annotated[Path | None, typer.Option(help="Read the task from a file.")] = None,

@@ -124,19 +124,11 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
 
 def _anthropic_client(limiter: RateLimiter) -> Any:
-    import anthropic
-
     from scorer.jobs.ratelimit import limited_httpx2_client
-    from scorer.settings import get_settings
+    from scorer.judge.anthropic import make_client
 
-    settings = get_settings()
-    if not settings.anthropic_api_key:
-        raise CredentialsError("ANTHROPIC_API_KEY is not set: export it or use --judge heuristic")
-    return anthropic.Anthropic(
-        api_key=settings.anthropic_api_key,
-        base_url=settings.anthropic_base_url,
-        max_retries=0,
-        http_client=limited_httpx2_client(limiter, timeout=600),
+    return make_client(
+        http_client=limited_httpx2_client(limiter, timeout=600), hint="or use --judge heuristic"
     )
 
 

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from typing import Any
-
-POLL_ENV = "SCORER_BATCH_POLL_SECONDS"
-
-
-DEFAULT_POLL_SECONDS = 30.0
-
 
 MAX_BATCH_REQUESTS = 10_000
 """Requests per batch (the API allows 100,000; smaller batches finish sooner)."""
@@ -39,7 +32,9 @@ def session_hash(session_id: str) -> str:
 
 def poll_seconds() -> float:
     """Seconds between polls (`SCORER_BATCH_POLL_SECONDS`, default 30)."""
-    return float(os.environ.get(POLL_ENV) or DEFAULT_POLL_SECONDS)
+    from scorer.settings import get_settings
+
+    return get_settings().batch_poll_seconds
 
 
 def group_requests(

@@ -8,7 +8,6 @@ Ground truth specs:
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -24,15 +23,16 @@ from scorer.calibrate import (
 from scorer.errors import ConfigError
 from scorer.models import Scorecard
 from scorer.resources import data_dir
+from scorer.settings import get_settings
 
 JudgeFilter = Literal["heuristic", "llm", "all"]
 
 
 def default_terminal_bench() -> Path:
     """`SCORER_TERMINAL_BENCH`, else `../shared/data/terminal-bench/...` beside the repo/cwd."""
-    env = os.environ.get("SCORER_TERMINAL_BENCH")
-    if env:
-        return Path(env)
+    configured = get_settings().terminal_bench
+    if configured:
+        return configured
     tail = Path("shared/data/terminal-bench/claude_code_coder")
     for root in (data_dir("score_configs").parent.parent, Path.cwd().parent, Path.cwd()):
         if (root / tail).is_dir():

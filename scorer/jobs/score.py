@@ -6,7 +6,6 @@ decides which judge runs.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any, Literal
 
@@ -24,7 +23,7 @@ def choose_judge(choice: JudgeChoice) -> Literal["llm", "heuristic"]:
     """`auto` means the LLM judge when a key is set, else the heuristic (announced)."""
     if choice != "auto":
         return choice
-    if get_settings().anthropic_api_key or os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+    if get_settings().anthropic_configured:
         return "llm"
     print(
         "note: ANTHROPIC_API_KEY is not set: using the offline heuristic judge "

@@ -20,7 +20,6 @@ Failure policy:
 from __future__ import annotations
 
 import logging
-import os
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -102,13 +101,25 @@ def warn_if_deprecated(model: str) -> None:
         warnings.warn(msg, ModelDeprecationWarning, stacklevel=3)
 
 
-def make_client() -> anthropic.Anthropic:
-    """A client from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, with the SDK's retries off."""
+def make_client(
+    *, http_client: Any = None, hint: str = "to use the Sonnet judge"
+) -> anthropic.Anthropic:
+    """The one Anthropic client factory: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, and
+    ANTHROPIC_BASE_URL, all read through `Settings` (so `.env` applies); SDK retries off.
+
+    Args:
+        http_client: An `httpx2.Client` (backfill passes its rate-limited one).
+        hint: Ends the missing-credentials message.
+    """
     settings = get_settings()
-    if not settings.anthropic_api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
-        raise CredentialsError("ANTHROPIC_API_KEY is not set: export it to use the Sonnet judge")
+    if not settings.anthropic_configured:
+        raise CredentialsError(f"ANTHROPIC_API_KEY is not set: export it {hint}")
     return anthropic.Anthropic(
-        api_key=settings.anthropic_api_key, base_url=settings.anthropic_base_url, max_retries=0
+        api_key=settings.anthropic_api_key,
+        auth_token=settings.anthropic_auth_token,
+        base_url=settings.anthropic_base_url,
+        max_retries=0,
+        http_client=http_client,
     )
 
 

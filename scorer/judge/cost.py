@@ -7,7 +7,6 @@ result is flagged as an estimate (`Pricing.is_estimated`).
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scorer.errors import ConfigError
 from scorer.models import JudgeUsage
-from scorer.settings import DEFAULT_MODEL
+from scorer.settings import DEFAULT_MODEL, get_settings
 
 _PER_TOKEN = 1 / 1_000_000
 
@@ -111,7 +110,7 @@ def load_pricing(path: Path | None = None) -> Pricing:
 
     Models listed in the file are added to (or replace) the built-in entries.
     """
-    path = path or (Path(os.environ["SCORER_PRICES"]) if os.environ.get("SCORER_PRICES") else None)
+    path = path or get_settings().prices_file
     if path is None:
         return Pricing()
     try:

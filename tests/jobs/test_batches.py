@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jobs.helpers import FA, FakeJudgeServer, make_projects, score_counts, transcript_lines
-from scorer.jobs import batch_requests, batches
+from scorer.jobs import batches
 from scorer.jobs.backfill import BackfillOptions, run_backfill
 from scorer.jobs.batch_requests import custom_id, session_hash
 from scorer.jobs.ledger import Ledger
@@ -76,7 +76,7 @@ class ScriptedBatches(FakeJudgeServer):
 
 @pytest.fixture
 def judge_env(monkeypatch):
-    monkeypatch.setenv(batch_requests.POLL_ENV, "0")
+    monkeypatch.setenv("SCORER_BATCH_POLL_SECONDS", "0")
 
     def use(server: FakeJudgeServer) -> None:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
