@@ -19,6 +19,7 @@ from langfuse.api.core.api_error import ApiError
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from scorer.errors import CredentialsError, ScorerError
+from scorer.retry import RetryDecision, RetryKind, parse_retry_after
 from scorer.settings import Settings, get_settings
 
 DEFAULT_HOST = "https://cloud.langfuse.com"
@@ -40,44 +41,24 @@ class RetryPolicy:
 RETRY = RetryPolicy()
 
 
-@dataclass(frozen=True)
-class RetryDecision:
-    """What to do about one failed call."""
-
-    retry: bool
-    wait: float | None = None
-    """Seconds the server asked us to wait (Retry-After), else None for backoff."""
-    reason: str = ""
-
-
-def _retry_after(headers: dict[str, str] | None) -> float | None:
-    if not headers:
-        return None
-    lowered = {k.lower(): v for k, v in headers.items()}
-    raw = lowered.get("retry-after")
-    try:
-        return max(0.0, float(raw)) if raw is not None else None
-    except ValueError:  # an HTTP date: rare enough to treat as "back off"
-        return None
-
-
 def decide(exc: BaseException) -> RetryDecision:
     """Classify a failure: rate-limited (with its wait), transient, or fatal."""
     if isinstance(exc, ApiError):
         status = exc.status_code or 0
         if status == 429:
-            return RetryDecision(True, _retry_after(exc.headers), "rate limited (429)")
+            wait = parse_retry_after(exc.headers)
+            return RetryDecision(RetryKind.RATE_LIMITED, wait, "rate limited (429)")
         if status >= 500 or status == 408:
-            return RetryDecision(True, None, f"server error ({status})")
-        return RetryDecision(False, reason=f"HTTP {status}")
+            return RetryDecision(RetryKind.TRANSIENT, reason=f"server error ({status})")
+        return RetryDecision(RetryKind.FATAL, reason=f"HTTP {status}")
     if isinstance(exc, httpx.TimeoutException | httpx.TransportError):
-        return RetryDecision(True, None, f"transport error ({type(exc).__name__})")
-    return RetryDecision(False, reason=type(exc).__name__)
+        return RetryDecision(RetryKind.TRANSIENT, reason=f"transport error ({type(exc).__name__})")
+    return RetryDecision(RetryKind.FATAL, reason=type(exc).__name__)
 
 
 def _wait(state: RetryCallState) -> float:
     exc = state.outcome.exception() if state.outcome else None
-    decision = decide(exc) if exc else RetryDecision(True)
+    decision = decide(exc) if exc else RetryDecision(RetryKind.TRANSIENT)
     if decision.wait is not None:
         return min(decision.wait, RETRY.max_wait)
     return min(RETRY.base_wait * 2 ** (state.attempt_number - 1), RETRY.max_wait)

@@ -16,8 +16,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
+
+from scorer.retry import parse_retry_after
 
 PAUSE_STATUSES = frozenset({429, 529})
 DEFAULT_PAUSE = 5.0
@@ -25,33 +26,15 @@ MAX_PAUSE = 300.0
 
 
 def retry_after_seconds(headers: Any, default: float = DEFAULT_PAUSE) -> float:
-    """Seconds to wait from `retry-after-ms` / `retry-after` (seconds or HTTP date).
+    """The bucket pause for a 429/529: `parse_retry_after`, else `default`, within
+    `[0, MAX_PAUSE]`.
 
     Args:
         headers: A mapping with case-insensitive `.get` (httpx/httpx2 headers or a dict).
         default: Used when no usable header is present.
-
-    Returns:
-        The pause in seconds, clamped to `[0, MAX_PAUSE]`.
     """
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return _clamp(float(raw_ms) / 1000)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return default
-    try:
-        return _clamp(float(raw))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return default
-    return _clamp(when.timestamp() - time.time())
+    seconds = parse_retry_after(headers)
+    return _clamp(default if seconds is None else seconds)
 
 
 def _clamp(seconds: float) -> float:

@@ -452,7 +452,7 @@ class AnthropicJudge:
         message = getattr(e, "message", str(e))
         if isinstance(e, anthropic.BadRequestError) and "too long" in message.lower():
             return ContextWindowExceeded(None, self.context_window, None)
-        if classify(e).value != "fatal":
+        if classify(e).retry:
             return Unscored(f"API error after retries: {describe(e)}: {message}")
         return JudgeError(f"judge API rejected the request ({describe(e)}): {message}")
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from enum import StrEnum
 from typing import TypeVar
 
 import anthropic
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
+
+from scorer.retry import RetryDecision, RetryKind, parse_retry_after
 
 log = logging.getLogger(__name__)
 
@@ -38,41 +39,24 @@ _backoff = wait_random_exponential(multiplier=1, max=30)
 _TRANSIENT_STATUS = {408, 409, 529}
 
 
-class RetryDecision(StrEnum):
-    RATE_LIMITED = "rate_limited"
-    TRANSIENT = "transient"
-    FATAL = "fatal"
-
-
 def classify(exc: BaseException) -> RetryDecision:
-    """Decide whether a failed call is worth retrying."""
+    """Decide whether a failed call is worth retrying (and how long the server asks)."""
     if isinstance(exc, anthropic.RateLimitError):
-        return RetryDecision.RATE_LIMITED
+        return RetryDecision(RetryKind.RATE_LIMITED, retry_after_seconds(exc), "rate limited")
     if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
-        return RetryDecision.TRANSIENT
+        return RetryDecision(RetryKind.TRANSIENT, reason=describe(exc))
     if isinstance(exc, anthropic.APIStatusError) and (
         exc.status_code in _TRANSIENT_STATUS or exc.status_code >= 500
     ):
-        return RetryDecision.TRANSIENT
-    return RetryDecision.FATAL
+        return RetryDecision(RetryKind.TRANSIENT, retry_after_seconds(exc), describe(exc))
+    return RetryDecision(RetryKind.FATAL, reason=describe(exc))
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
-    """The server's requested wait from `retry-after-ms` / `retry-after` (seconds), capped."""
+    """The server's requested wait (`parse_retry_after`), capped at `MAX_RETRY_AFTER`."""
     response = getattr(exc, "response", None)
-    if response is None:
-        return None
-    headers = response.headers
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            seconds = float(raw) * scale
-        except ValueError:  # an HTTP date: rare, fall back to backoff
-            continue
-        return min(max(seconds, 0.0), MAX_RETRY_AFTER)
-    return None
+    seconds = parse_retry_after(response.headers) if response is not None else None
+    return None if seconds is None else min(seconds, MAX_RETRY_AFTER)
 
 
 def wait_seconds(state: RetryCallState) -> float:
@@ -111,7 +95,7 @@ def call_with_retries(fn: Callable[[], T], *, attempts: int = MAX_ATTEMPTS) -> T
         attempts: Total attempts including the first.
     """
     retrying = Retrying(
-        retry=retry_if_exception(lambda e: classify(e) is not RetryDecision.FATAL),
+        retry=retry_if_exception(lambda e: classify(e).retry),
         wait=_wait,
         stop=stop_after_attempt(attempts),
         sleep=lambda seconds: sleep(seconds),

@@ -66,14 +66,14 @@ def _status_error(status: int, headers: dict | None = None) -> anthropic.APIStat
     ],
 )
 def test_classify_status(status, decision):
-    assert retry.classify(_status_error(status)) == decision
+    assert retry.classify(_status_error(status)).kind == decision
 
 
 def test_classify_network_and_other_errors():
     request = httpx2.Request("POST", "https://api.test")
-    assert retry.classify(anthropic.APITimeoutError(request)) == "transient"
-    assert retry.classify(anthropic.APIConnectionError(request=request)) == "transient"
-    assert retry.classify(ValueError("x")) == "fatal"
+    assert retry.classify(anthropic.APITimeoutError(request)).kind == "transient"
+    assert retry.classify(anthropic.APIConnectionError(request=request)).kind == "transient"
+    assert retry.classify(ValueError("x")).kind == "fatal"
 
 
 def test_retry_after_headers():
@@ -83,12 +83,14 @@ def test_retry_after_headers():
         retry.retry_after_seconds(_status_error(429, {"retry-after": "86400"}))
         == retry.MAX_RETRY_AFTER
     )
+    # An HTTP date is honoured too (one parser for every client): past means now.
     assert (
         retry.retry_after_seconds(
-            _status_error(429, {"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"})
+            _status_error(429, {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})
         )
-        is None
+        == 0.0
     )
+    assert retry.retry_after_seconds(_status_error(429, {"retry-after": "soon"})) is None
     assert retry.retry_after_seconds(_status_error(500)) is None
 
 
