@@ -45,6 +45,34 @@ def clean_env(monkeypatch, tmp_path):
     get_settings.cache_clear()
 
 
+class RetryWaits(list[float]):
+    """Every retry wait asked for, in order (all APIs); `.anthropic` / `.langfuse` split them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.anthropic: list[float] = []
+        self.langfuse: list[float] = []
+
+    def recorder(self, api: list[float]):
+        def record(seconds: float) -> None:
+            api.append(seconds)
+            self.append(seconds)
+
+        return record
+
+
+@pytest.fixture(autouse=True)
+def fast_retry_waits(monkeypatch) -> RetryWaits:
+    """No test sleeps between retries: the judge's and Langfuse's waits are recorded instead."""
+    from scorer import langfuse_client
+    from scorer.judge import retry
+
+    waits = RetryWaits()
+    monkeypatch.setattr(retry, "sleep", waits.recorder(waits.anthropic))
+    monkeypatch.setattr(langfuse_client.RETRY, "sleep", waits.recorder(waits.langfuse))
+    return waits
+
+
 def require(path: Path) -> Path:
     """Skip the test when a real-data path is absent (CI has ../shared/data beside the repo)."""
     if not path.exists():

@@ -80,3 +80,16 @@ def test_no_import_cycle_in_scorer():
 def test_no_module_in_scorer_over_500_lines():
     sizes = {module_name(p): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
     assert {m: n for m, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def test_no_test_module_is_loaded_under_two_names():
+    """Tests import each other as `tests.…` only (no `pythonpath` entry for tests/)."""
+    import sys
+
+    names: dict[Path, list[str]] = {}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if path and Path(path).resolve().is_relative_to(REPO / "tests"):
+            names.setdefault(Path(path).resolve(), []).append(name)
+    assert {p: n for p, n in names.items() if len(n) > 1} == {}
+    assert all(n[0].startswith("tests") for n in names.values())

@@ -39,6 +39,7 @@ def use_scratch_home(prefix: str = "scorer-notebook-") -> Path:
 
     So running a notebook never writes to the user's score store unless asked to.
     """
+    get_settings.cache_clear()  # read SCORER_NOTEBOOK_HOME as the environment is now
     configured = get_settings().notebook_home
     home = configured.expanduser() if configured else Path(tempfile.mkdtemp(prefix=prefix))
     home.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,6 @@ def langfuse_env(clean_env, monkeypatch):
     monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC_KEY)
     monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET_KEY)
     monkeypatch.setenv("LANGFUSE_BASE_URL", HOST)
-    monkeypatch.setattr(langfuse_client.RETRY, "sleep", lambda _s: None)
     get_settings.cache_clear()
     return clean_env
 

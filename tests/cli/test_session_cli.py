@@ -7,13 +7,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from judge.fake_anthropic import FakeAnthropic, message_response, valid_scoring_payload
-from loopback import serve
 from typer.testing import CliRunner
 
 from scorer.cli.main import app
 from scorer.judge.rubric import default_rubric
 from tests.conftest import CC_PROJECTS, REPO, TERMINAL_BENCH, require
+from tests.fakes.anthropic import FakeAnthropic, message_response, serve, valid_scoring_payload
 
 DEMO = REPO / "examples" / "demo-session.jsonl"
 SEVEN = {s.name for s in default_rubric().scores}

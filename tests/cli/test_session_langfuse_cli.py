@@ -9,7 +9,6 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from scorer import langfuse_client
 from scorer.cli.main import app
 from scorer.judge.rubric import default_rubric
 from scorer.settings import get_settings
@@ -25,7 +24,6 @@ def langfuse_env(clean_env, monkeypatch):
     monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC_KEY)
     monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET_KEY)
     monkeypatch.setenv("LANGFUSE_HOST", HOST)  # the older name is honoured too
-    monkeypatch.setattr(langfuse_client.RETRY, "sleep", lambda _s: None)
     get_settings.cache_clear()
     return clean_env
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 
-from jobs.helpers import FA, FakeJudgeServer, transcript_lines
-from jobs.test_backfill_langfuse import rename, retime
 from tests.conftest import CC_PROJECTS
+from tests.jobs.helpers import FA, FakeJudgeServer, transcript_lines
+from tests.jobs.test_backfill_langfuse import rename, retime
 from tests.langfuse.fake_server import FakeLangfuse
 from tests.langfuse.plugin_fixture import convert_transcript
 

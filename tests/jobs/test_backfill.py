@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from typer.testing import CliRunner
 
-from jobs.helpers import FakeJudgeServer, make_projects, score_counts
 from scorer.jobs.backfill import BackfillOptions, run_backfill
 from scorer.jobs.ledger import Ledger
 from scorer.settings import get_settings
+from tests.jobs.helpers import FakeJudgeServer, make_projects, score_counts
 
 
 @pytest.fixture

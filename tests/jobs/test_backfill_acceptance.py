@@ -28,21 +28,19 @@ from typing import Any
 import httpx
 import pytest
 
-from jobs.acceptance_helpers import (
+from scorer.jobs.backfill import BackfillOptions, run_backfill
+from scorer.jobs.ledger import Ledger
+from scorer.settings import get_settings
+from tests.conftest import CC_PROJECTS, require
+from tests.jobs.acceptance_helpers import (
     INVALID_MARKER,
     FaultyJudge,
     LoopbackLangfuse,
     clone_sessions,
     synthetic_session,
 )
-from jobs.helpers import fake_clock_limiters, score_counts
-from jobs.test_backfill_langfuse import batches_by_session
-from scorer import langfuse_client
-from scorer.jobs.backfill import BackfillOptions, run_backfill
-from scorer.jobs.ledger import Ledger
-from scorer.judge import retry
-from scorer.settings import get_settings
-from tests.conftest import CC_PROJECTS, require
+from tests.jobs.helpers import fake_clock_limiters, score_counts
+from tests.jobs.test_backfill_langfuse import batches_by_session
 from tests.langfuse.fake_server import HOST, PUBLIC_KEY, SECRET_KEY, FakeLangfuse
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,15 +76,13 @@ def world(tmp_path) -> dict[str, list[dict]]:
 
 
 @pytest.fixture
-def both_env(monkeypatch) -> dict[str, list[float]]:
+def both_env(monkeypatch, fast_retry_waits):
     """Langfuse and Anthropic env pointing at the fakes; every retry wait is recorded."""
     monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC_KEY)
     monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET_KEY)
     monkeypatch.setenv("LANGFUSE_BASE_URL", HOST)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-    waits: dict[str, list[float]] = {"langfuse": [], "anthropic": []}
-    monkeypatch.setattr(langfuse_client.RETRY, "sleep", waits["langfuse"].append)
-    monkeypatch.setattr(retry, "sleep", waits["anthropic"].append)
+    waits = fast_retry_waits
 
     fake_clock_limiters(monkeypatch)  # the shared limiters pause in fake time
     get_settings.cache_clear()
@@ -156,8 +152,8 @@ def test_50_sessions_with_faults_in_both_apis(world, both_env, monkeypatch):
         assert "goal_achievement" in reasons[permanent] and "out of range" in reasons[permanent]
         # Faults were met and waited out as the servers asked.
         assert sum(judge.fault_count.values()) == 5 and judge.invalid_replies == 2
-        assert {3.0, 2.0} <= set(waits["anthropic"])
-        assert {7.0, 4.0, 5.0} <= set(waits["langfuse"])
+        assert {3.0, 2.0} <= set(waits.anthropic)
+        assert {7.0, 4.0, 5.0} <= set(waits.langfuse)
         assert first.rate_limit_pauses["anthropic"] >= 2
         assert first.rate_limit_pauses["langfuse"] >= 3
 

@@ -22,8 +22,6 @@ from typing import Any
 import httpx
 import pytest
 
-from jobs.helpers import fake_clock_limiters, transcript_lines
-from scorer import langfuse_client
 from scorer.jobs import discovery
 from scorer.jobs.backfill import BackfillOptions, run_backfill
 from scorer.jobs.ledger import Ledger
@@ -31,6 +29,7 @@ from scorer.judge.rubric import default_rubric
 from scorer.settings import get_settings
 from scorer.sinks.langfuse import langfuse_has_scores
 from tests.conftest import CC_PROJECTS, require
+from tests.jobs.helpers import fake_clock_limiters, transcript_lines
 from tests.langfuse.fake_server import HOST, PUBLIC_KEY, SECRET_KEY, FakeLangfuse
 from tests.langfuse.plugin_fixture import convert_transcript
 
@@ -132,14 +131,13 @@ def scoreable(world: dict[str, list[dict]]) -> set[str]:
 
 
 @pytest.fixture
-def lf_env(monkeypatch) -> list[float]:
+def lf_env(monkeypatch, fast_retry_waits) -> list[float]:
     """Langfuse env pointing at the fake; limiter pauses and retry waits are recorded."""
     monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC_KEY)
     monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET_KEY)
     monkeypatch.setenv("LANGFUSE_BASE_URL", HOST)
     get_settings.cache_clear()
-    waits: list[float] = []
-    monkeypatch.setattr(langfuse_client.RETRY, "sleep", waits.append)
+    waits = fast_retry_waits.langfuse
 
     fake_clock_limiters(monkeypatch)  # the shared limiters pause in fake time
     monkeypatch.setattr(discovery, "PAGE_LIMIT", 4)  # several discovery pages per window

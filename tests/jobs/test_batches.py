@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jobs.helpers import FA, FakeJudgeServer, make_projects, score_counts, transcript_lines
 from scorer.jobs import batches
 from scorer.jobs.backfill import BackfillOptions, run_backfill
 from scorer.jobs.batch_requests import custom_id, session_hash
@@ -27,6 +26,7 @@ from scorer.judge.cost import Pricing
 from scorer.models import JudgeUsage
 from scorer.settings import get_settings
 from scorer.sinks.store import ScoreStore
+from tests.jobs.helpers import FA, FakeJudgeServer, make_projects, score_counts, transcript_lines
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = "claude-sonnet-5-5"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.helpers import FakeJudgeServer, make_projects, score_counts
+from tests.jobs.helpers import FakeJudgeServer, make_projects, score_counts
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

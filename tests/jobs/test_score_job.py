@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
-from judge.fake_anthropic import (
+from scorer.jobs.score import judge_and_store, prepare
+from scorer.sinks.store import ScoreStore
+from scorer.sources import resolve
+from tests.conftest import REPO
+from tests.fakes.anthropic import (
     FakeAnthropic,
     error_response,
     message_response,
@@ -12,18 +16,10 @@ from judge.fake_anthropic import (
     valid_scoring_payload,
 )
 
-from scorer.jobs.score import judge_and_store, prepare
-from scorer.sinks.store import ScoreStore
-from scorer.sources import resolve
-from tests.conftest import REPO
-
 DEMO = REPO / "examples" / "demo-session.jsonl"
 
 
 def test_prompt_too_long_rechunks_with_a_smaller_budget_and_scores(monkeypatch):
-    from scorer.judge import retry
-
-    monkeypatch.setattr(retry, "sleep", lambda _: None)
     prepared = prepare(resolve(str(DEMO)).load(), budget=2_000)
     assert len(prepared.chunks) == 1
 
@@ -45,9 +41,6 @@ def test_prompt_too_long_rechunks_with_a_smaller_budget_and_scores(monkeypatch):
 
 def test_real_big_session_multi_chunk_llm_path(big_session, monkeypatch):
     """The 2.7 MB real session with a small budget: notes per chunk, then one final call."""
-    from scorer.judge import retry
-
-    monkeypatch.setattr(retry, "sleep", lambda _: None)
     prepared = prepare(resolve(str(big_session)).load(), budget=20_000)
     n = len(prepared.chunks)
     assert n >= 4 and all(c.tokens <= 20_000 for c in prepared.chunks)

@@ -7,13 +7,6 @@ import threading
 
 import httpx2
 import pytest
-from judge.fake_anthropic import (
-    FakeAnthropic,
-    error_response,
-    message_response,
-    notes_payload,
-    valid_scoring_payload,
-)
 
 import scorer
 from scorer.errors import CredentialsError, JudgeError
@@ -23,6 +16,13 @@ from scorer.judge.prompts import default_prompts
 from scorer.judge.rubric import default_rubric
 from scorer.judge.schema import ChunkNotes, output_config
 from scorer.models import Chunk
+from tests.fakes.anthropic import (
+    FakeAnthropic,
+    error_response,
+    message_response,
+    notes_payload,
+    valid_scoring_payload,
+)
 
 HEADER = "# Task\nFix the failing date parser in utils.py"
 

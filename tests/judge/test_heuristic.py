@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from prepare.sessions import Builder
 
 from scorer.jobs.score import judge_prepared, prepare
 from scorer.judge.heuristic import HEURISTIC_VERSION
@@ -13,6 +12,7 @@ from scorer.judge.rubric import default_rubric
 from scorer.models import EventKind, Session, SourceKind
 from scorer.sources import resolve
 from tests.conftest import REPO, TERMINAL_BENCH, require
+from tests.prepare.sessions import Builder
 
 
 def score(session: Session):

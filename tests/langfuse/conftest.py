@@ -1,22 +1,11 @@
-"""Langfuse test helpers: zero retry waits (recorded instead), a scored scorecard factory."""
+"""Langfuse test helpers: a scored scorecard factory."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
-
-from scorer import langfuse_client
 from scorer.judge.rubric import default_rubric
 from scorer.models import DimensionScore, EvidenceRef, JudgeUsage, Scorecard
-
-
-@pytest.fixture(autouse=True)
-def fast_retry_waits(monkeypatch) -> list[float]:
-    """Retries sleep for 0 s; the waits they asked for are recorded for assertions."""
-    waits: list[float] = []
-    monkeypatch.setattr(langfuse_client.RETRY, "sleep", waits.append)
-    return waits
 
 
 def make_scorecard(session_id: str = "sess-1", **overrides) -> Scorecard:

@@ -15,8 +15,6 @@ from pathlib import Path
 
 import libtmux
 import pytest
-from judge.fake_anthropic import FakeAnthropic, message_response, valid_scoring_payload
-from loopback import serve
 from typer.testing import CliRunner
 
 from scorer.cli.main import app
@@ -26,6 +24,7 @@ from scorer.judge.rubric import default_rubric
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.settings import get_settings
 from tests.conftest import FIXTURES
+from tests.fakes.anthropic import FakeAnthropic, message_response, serve, valid_scoring_payload
 from tests.live.test_live_tmux import kill_server, wait_for
 from tests.sinks.cards import make_card
 

@@ -1,0 +1,377 @@
+"""A fake Messages API behind the real anthropic client (httpx2.MockTransport).
+
+    fake = FakeAnthropic([message_response(valid_scoring_payload())])
+    judge = AnthropicJudge(fake.client())
+    ...
+    fake.message_bodies[0]["output_config"]
+
+One module for every Anthropic fake in the tests: `FakeAnthropic` (a queue of replies, in
+process), `serve(fake)` (the same fake on a loopback port, for code that builds its own
+client from `ANTHROPIC_BASE_URL`) and `FakeJudgeServer` (a scripted loopback Messages API
+plus Message Batches, with latency and faults, for backfill runs). All replies are built by
+the helpers here and validated with the SDK's own types.
+
+Replies are served in order from a queue; an entry may be an `httpx2.Response`, a callable
+`(body: dict) -> httpx2.Response` (for replies that depend on the request) or an exception
+instance to raise (e.g. `httpx2.ConnectTimeout`). `count_tokens` requests are answered from
+`count_tokens_value` without using the queue. Every request is kept in `history`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import anthropic
+import httpx2
+from anthropic.types import Message, MessageTokensCount
+
+from scorer.judge.rubric import Rubric, default_rubric
+
+Reply = httpx2.Response | Callable[[dict], httpx2.Response] | Exception
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+def message_json(
+    payload: dict | str,
+    *,
+    stop_reason: str = "end_turn",
+    input_tokens: int = 100,
+    output_tokens: int = 50,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    model: str = "claude-sonnet-5-5",
+) -> dict[str, Any]:
+    """A Messages API response body, checked against the SDK's own `Message` type."""
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    body = {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_read_input_tokens": cache_read,
+            "cache_creation_input_tokens": cache_write,
+        },
+    }
+    Message.model_validate(body)
+    return body
+
+
+def message_response(payload: dict | str, **kwargs: Any) -> httpx2.Response:
+    """A 200 response carrying `message_json(payload, **kwargs)`."""
+    return httpx2.Response(200, json=message_json(payload, **kwargs))
+
+
+def error_response(
+    status: int, *, headers: dict[str, str] | None = None, message: str = "fake error"
+) -> httpx2.Response:
+    """An Anthropic-shaped error response."""
+    body = {
+        "type": "error",
+        "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message},
+    }
+    return httpx2.Response(status, json=body, headers=headers or {})
+
+
+def valid_scoring_payload(
+    rubric: Rubric | None = None,
+    *,
+    events: tuple[int, ...] = (1,),
+    numeric: int = 4,
+    labels: dict[str, str] | None = None,
+    recommendation: str = "complete",
+) -> dict[str, Any]:
+    """A scoring reply that validates against `scoring_model(rubric)`."""
+    rubric = rubric or default_rubric()
+    labels = labels or {}
+    reply: dict[str, Any] = {"accomplishments": ["fixed the bug"], "failures": []}
+    for cfg in rubric.dimensions:
+        value: Any = numeric
+        if cfg.data_type == "CATEGORICAL":
+            value = labels.get(cfg.name, cfg.labels[-2])
+        reply[cfg.name] = {
+            "evidence": [{"event": e, "quote": f"quote {e}"} for e in events],
+            "rationale": f"{cfg.name} rationale",
+            "value": value,
+        }
+    reply["summary"] = "The agent fixed the bug and ran the tests."
+    reply["recommendation"] = recommendation
+    return reply
+
+
+def notes_payload(events: tuple[int, ...] = (1,), progress: str = "progress") -> dict[str, Any]:
+    """A `ChunkNotes` reply."""
+    return {
+        "progress": progress,
+        "errors_and_recoveries": [],
+        "tool_patterns": ["targeted reads"],
+        "evidence": [{"event": e, "quote": f"quote {e}"} for e in events],
+        "open_questions": [],
+    }
+
+
+class FakeAnthropic:
+    """A queue of canned replies and a history of requests, thread-safe."""
+
+    def __init__(self, replies: list[Reply] | None = None, *, count_tokens_value: int = 1000):
+        self.replies: deque[Reply] = deque(replies or [])
+        self.history: list[Recorded] = []
+        self.count_tokens_value = count_tokens_value
+        self._lock = threading.Lock()
+
+    def push(self, *replies: Reply) -> None:
+        with self._lock:
+            self.replies.extend(replies)
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content or b"{}")
+        with self._lock:
+            self.history.append(Recorded(request.url.path, dict(request.headers), body))
+            if request.url.path.endswith("/count_tokens"):
+                count = {"input_tokens": self.count_tokens_value}
+                MessageTokensCount.model_validate(count)
+                return httpx2.Response(200, json=count)
+            if not self.replies:  # a 4xx is fatal, so an unexpected call fails the test loudly
+                return error_response(418, message="FakeAnthropic: no reply queued")
+            reply = self.replies.popleft()
+        if isinstance(reply, Exception):
+            raise reply
+        return reply(body) if callable(reply) else reply
+
+    def client(self, **kwargs: Any) -> anthropic.Anthropic:
+        """The real SDK client wired to this fake."""
+        transport = httpx2.MockTransport(self.handler)
+        return anthropic.Anthropic(
+            api_key="test",
+            base_url="https://api.test",
+            http_client=httpx2.Client(transport=transport),
+            max_retries=0,
+            **kwargs,
+        )
+
+    @property
+    def message_bodies(self) -> list[dict[str, Any]]:
+        """Bodies of the `/v1/messages` calls, in arrival order."""
+        return [r.body for r in self.history if r.path.endswith("/v1/messages")]
+
+    @property
+    def count_token_bodies(self) -> list[dict[str, Any]]:
+        return [r.body for r in self.history if r.path.endswith("/count_tokens")]
+
+
+class Loopback:
+    """A threaded HTTP server on 127.0.0.1 (free port) answering through `handle`.
+
+    Args:
+        handle: `(method, path, headers, body) -> httpx2.Response`.
+    """
+
+    def __init__(self, handle: Callable[[str, str, dict, bytes], httpx2.Response]) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else b""
+                response = handle(self.command, self.path, dict(self.headers), body)
+                raw = response.read()
+                self.send_response(response.status_code)
+                for key, value in response.headers.items():
+                    if key.lower() not in {
+                        "content-length",
+                        "transfer-encoding",
+                        "content-encoding",
+                    }:
+                        self.send_header(key, value)
+                self.send_header("content-length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@contextmanager
+def serve(fake: FakeAnthropic) -> Iterator[str]:
+    """Serve a `FakeAnthropic` on loopback for the duration; yields its base URL."""
+
+    def handle(method: str, path: str, headers: dict, body: bytes) -> httpx2.Response:
+        request = httpx2.Request(method, f"http://loopback{path}", headers=headers, content=body)
+        return fake.handler(request)
+
+    server = Loopback(handle)
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+# --- loopback servers (for code that builds its own client from ANTHROPIC_BASE_URL) ---
+
+
+class FakeJudgeServer:
+    """Messages API + Message Batches on 127.0.0.1, with latency and injected faults.
+
+    Args:
+        latency: Seconds each `/v1/messages` call sleeps.
+        faults: Statuses to answer before succeeding, consumed in order across calls
+            (e.g. `[429, 529, 500]`); 429/529 carry `retry-after: 0`.
+        batch_polls: How many `retrieve` calls a batch stays `in_progress`.
+    """
+
+    def __init__(
+        self, latency: float = 0.0, faults: list[int] | None = None, batch_polls: int = 1
+    ) -> None:
+        from scorer.prepare.tokens import TokenCounter
+
+        self.latency = latency
+        self.faults = list(faults or [])
+        self.counter = TokenCounter(1.25)
+        self.calls = 0
+        self.fault_count = Counter()
+        self.input_tokens = 0
+        self.batches: dict[str, dict] = {}
+        self.batch_creates = 0
+        self.batch_polls = batch_polls
+        self._lock = threading.Lock()
+        self._server = Loopback(self.handle)
+        self.url = self._server.url
+
+    def __enter__(self) -> FakeJudgeServer:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.stop()
+
+    def handle(self, method: str, path: str, headers: dict, content: bytes) -> httpx2.Response:
+        if method == "GET":
+            status, payload, extra = self.handle_get(path)
+        else:
+            status, payload, extra = self.handle_post(path, json.loads(content or b"{}"))
+        raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        extra.setdefault("content-type", "application/json")
+        return httpx2.Response(status, content=raw, headers=extra)
+
+    def reply_for(self, body: dict) -> dict:
+        """A valid Message for a request (notes or scoring, judged by its schema)."""
+        system = "".join(b["text"] for b in body.get("system", []))
+        text = system + "".join(
+            m["content"] for m in body["messages"] if isinstance(m["content"], str)
+        )
+        tokens = self.counter.count(text)
+        schema = json.dumps(body.get("output_config", {}))
+        payload = notes_payload() if '"progress"' in schema else valid_scoring_payload()
+        with self._lock:
+            self.input_tokens += tokens
+        return message_json(payload, input_tokens=tokens, output_tokens=400)
+
+    def handle_post(self, path: str, body: dict) -> tuple[int, Any, dict]:
+        if path.endswith("/v1/messages/batches"):
+            return self._create_batch(body)
+        if path.endswith("/count_tokens"):
+            return 200, {"input_tokens": 1000}, {}
+        with self._lock:
+            self.calls += 1
+            fault = self.faults.pop(0) if self.faults else None
+        if fault:
+            self.fault_count[fault] += 1
+            headers = {"retry-after": "0"} if fault in (429, 529) else {}
+            err = error_response(fault)
+            return fault, json.loads(err.content), headers
+        if self.latency:
+            time.sleep(self.latency)
+        return 200, self.reply_for(body), {}
+
+    # --- Message Batches
+
+    def _create_batch(self, body: dict) -> tuple[int, Any, dict]:
+        with self._lock:
+            self.batch_creates += 1
+            bid = f"msgbatch_{len(self.batches) + 1:04d}"
+            self.batches[bid] = {"requests": body["requests"], "polls": 0}
+        return 200, self._batch_json(bid, "in_progress"), {}
+
+    def _batch_json(self, bid: str, status: str) -> dict:
+        n = len(self.batches[bid]["requests"])
+        done = status == "ended"
+        return {
+            "id": bid,
+            "type": "message_batch",
+            "processing_status": status,
+            "request_counts": {
+                "processing": 0 if done else n,
+                "succeeded": n if done else 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": "2026-11-22T00:00:00Z",
+            "expires_at": "2026-11-23T00:00:00Z",
+            "ended_at": "2026-11-22T00:10:00Z" if done else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.url}/v1/messages/batches/{bid}/results" if done else None,
+        }
+
+    def handle_get(self, path: str) -> tuple[int, Any, dict]:
+        parts = path.split("?")[0].rstrip("/").split("/")
+        if parts[-1] == "results":
+            bid = parts[-2]
+            lines = [
+                json.dumps(
+                    {
+                        "custom_id": r["custom_id"],
+                        "result": {"type": "succeeded", "message": self.reply_for(r["params"])},
+                    }
+                )
+                for r in self.batches[bid]["requests"]
+            ]
+            return 200, ("\n".join(lines) + "\n").encode(), {"content-type": "application/binary"}
+        bid = parts[-1]
+        with self._lock:
+            self.batches[bid]["polls"] += 1
+            ended = self.batches[bid]["polls"] > self.batch_polls
+        return 200, self._batch_json(bid, "ended" if ended else "in_progress"), {}
