@@ -230,7 +230,7 @@ class BatchRun:
         return pending
 
     def _fit(self, pending: Pending) -> int:
-        """Re-chunk (like `judge_prepared`) until every request fits the context window."""
+        """Re-chunk (like `AnthropicJudge.judge`) until every request fits the context window."""
         for attempt in range(RECHUNK_ATTEMPTS + 1):
             requests = pending.needed(self.judge)
             pairs = [(i, params["messages"]) for i, (_, params) in enumerate(requests)]

@@ -67,7 +67,7 @@ def score_missing(
     Returns:
         How many sessions were scored now.
     """
-    from scorer.jobs.score import judge_and_store, prepare
+    from scorer.jobs.score import score_session
     from scorer.sinks.store import ScoreStore
     from scorer.sources import resolve
 
@@ -79,7 +79,7 @@ def score_missing(
         if label.session_id in done or not path or not Path(path).exists():
             continue
         source = resolve(str(path), task=label.meta.get("instruction"))
-        judge_and_store(prepare(source.load()), judge=judge, model=model)
+        score_session(source, judge=judge, model=model)
         scored += 1
     return scored
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from scorer.jobs.score import judge_and_store, prepare
+from scorer.jobs.score import judge_and_store
+from scorer.prepare import prepare
 from scorer.sinks.store import ScoreStore
 from scorer.sources import resolve
 from tests.conftest import REPO
