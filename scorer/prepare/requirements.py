@@ -1,7 +1,7 @@
 """Requirement coverage: which of the task's listed requirements no action touched.
 
 Requirements are the numbered (`1.`, `2)`) and bulleted (`-`, `*`, `•`) items of the
-task text; a task without such a list falls back to its sentences that name something
+task text outside fenced code blocks; a task without such a list falls back to its sentences that name something
 concrete. A requirement's key terms are the concrete things it names: backticked or
 quoted text, file paths and file names, URLs, snake_case
 identifiers and `--flags`. It is *covered* when one of its key terms appears in an
@@ -22,6 +22,7 @@ from scorer.models import Event, EventKind
 
 MAX_REQUIREMENTS = 30
 _ITEM_RE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(\S.*)$", re.M)
+_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.S)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _TERM_RES = (
     re.compile(r"`([^`\n]{2,80})`"),  # backticked
@@ -62,6 +63,7 @@ def parse_requirements(task: str | None) -> list[str]:
     """
     if not task:
         return []
+    task = _FENCE_RE.sub("\n", task)  # quoted code and logs list no requirements
     items = [m.group(1) for m in _ITEM_RE.finditer(task)]
     if not items:
         items = [s for s in _SENTENCE_RE.split(task) if key_terms(s)]

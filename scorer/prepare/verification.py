@@ -29,7 +29,7 @@ _DOC_SUFFIXES = (".md", ".rst", ".adoc")
 # `>`/`>>` into a file (not `2>&1`, not /dev/null), or a command that writes files
 _SHELL_WRITE_RE = re.compile(
     r"(?<![\d&>])>>?\s*(?![&>]|/dev/)[\w./~$'\"-]"
-    r"|\btee\b|\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-\w*i|\b(?:cp|mv|install|patch|touch)\s"
+    r"|\btee\b|\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-\w*i|\b(?:cp|mv|patch|touch)\s"
     r"|\bgit\s+(?:apply|am|checkout\s+--|restore)\b|\bdd\s+.*\bof="
 )
 # the first word of a command that only prepares the ground: never a verification
