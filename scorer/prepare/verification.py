@@ -45,8 +45,9 @@ _INSPECT_WORDS = {
     "test", "[", "grep", "rg", "find", "du", "md5sum", "sha256sum", "sha1sum", "jq",
     "xxd", "hexdump", "od", "readlink", "tree", "sort", "uniq", "awk", "tar", "unzip",
 }  # fmt: skip
-# `npm test`, `cargo test`, `go test` and friends: test commands whose first word is setup
+# a command line is judged by its pieces: `cd app && python main.py` runs something
 _SEGMENT_RE = re.compile(r"&&|\|\||[;|\n]")
+# `npm start`, `cargo run`, `go run` and friends: runs whose first word is a setup word
 _RUN_AFTER_SETUP_RE = re.compile(
     r"^(?:npm|yarn|pnpm)\s+(?:run|start|test)\b|^cargo\s+(?:run|test)\b|^go\s+(?:run|test)\b"
 )
