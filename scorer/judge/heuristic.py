@@ -17,8 +17,9 @@ goal_achievement (failed / partial / complete / exceeded), first rule that appli
      passed → complete (exceeded when the agent also created test files the task did
      not name, touched every requirement and had no errors at all); some passed →
      partial; none passed → failed.
-  3. A final message that claims neither success nor failure → failed: the agent
-     stopped without saying it was done.
+  3. A final message that claims neither success nor failure → failed in a headless
+     run (its final message is the agent's report: it stopped without saying it was
+     done); partial in interactive sessions, where the user may carry on.
   4. A success claim with any doubt → partial. Doubts: nothing checked the work after
      the last edit (`final_verification` missing), the final check failed, the last
      tool call failed, the final message hedges (`final_caveats`: mock, simplified,
@@ -242,8 +243,10 @@ def _goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
         return "failed", "the final message admits failure", end
     if fv.kind == "test":
         return _test_goal(s, f)
+    if s.claims_success is None and f.headless:
+        return "failed", "the final report claims nothing: the work was not finished", end
     if s.claims_success is None:
-        return "failed", "the final message claims nothing: the work was not finished", end
+        return "partial", "neutral ending: the user may still be working with the agent", end
     doubts = _doubts(s, f)
     if doubts:
         why = "; ".join(text for text, _ in doubts)

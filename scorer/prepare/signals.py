@@ -246,7 +246,7 @@ _NEGATIVE_RE = re.compile(
 )
 _POSITIVE_RE = re.compile(
     r"\b(?:all (?:\d+ )?(?:tests|checks) (?:now )?pass(?:ed|ing)?|tests? (?:now )?pass(?:es|ed|ing)?"
-    r"|successfully|done|complete[ds]?|fixed|implemented|resolved|works(?: now)?|✅)",
+    r"|successfully|done|complete[ds]?|fixed|implemented|resolved|works(?: now)?)\b|✅",
     re.I,
 )
 

@@ -79,10 +79,14 @@ def test_requirements_untouched_by_any_action_make_a_claim_partial():
     assert score.label == "complete"
 
 
-def test_an_ending_that_claims_nothing_is_failed():
+def test_a_headless_report_that_claims_nothing_is_failed():
     b = Builder()
-    score, _ = goal([*work(b), b.ev(EventKind.ASSISTANT, "Let me look at the logs next.")])
+    ending = "Let me look at the logs next."
+    events = [*work(b), b.ev(EventKind.ASSISTANT, ending), b.ev(EventKind.RESULT, ending)]
+    score, _ = goal(events, SourceKind.STREAM_JSON)
     assert score.label == "failed" and "claims nothing" in score.rationale
+    score, _ = goal(events[:-1])  # interactive: the user may carry on
+    assert score.label == "partial" and "neutral ending" in score.rationale
 
 
 def test_tests_after_the_last_edit_decide_before_any_claim():
