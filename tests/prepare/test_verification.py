@@ -149,3 +149,10 @@ def test_real_run_verified_by_pytest_and_its_hedges():
     sig = bench_signals("swe-bench-langcodes")
     assert sig.final_verification.kind == "test" and sig.final_verification.status == "passed"
     assert bench_signals("gpt2-codegolf").final_caveats[:2] == ["simplified", "approximations"]
+
+
+def test_claims_success_sees_a_check_mark_after_a_space():
+    from scorer.prepare import claims_success
+
+    assert claims_success("Results:\n- ✅ Created `gen.py`") is True
+    assert claims_success("I completely rewrote the parser.") is None
