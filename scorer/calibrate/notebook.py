@@ -28,7 +28,7 @@ from scorer.settings import get_settings
 NOTEBOOK_HOME_ENV = "SCORER_NOTEBOOK_HOME"
 """Point the notebooks at an existing store (e.g. your real `SCORER_HOME`); unset = scratch."""
 OVERALL = "overall_quality"
-_STAT_COLUMNS = ("n", *BOOTSTRAPPED, "pearson", "balanced_accuracy")
+_STAT_COLUMNS = ("n", *BOOTSTRAPPED, "pearson")
 
 
 # --- environment (I/O) ---------------------------------------------------------------

@@ -31,6 +31,7 @@ _STATS = [
     ("MAE", "mae"),
     ("bias", "bias"),
     ("bal.acc", "balanced_accuracy"),
+    ("bal.acc res.", "resolved_balanced_accuracy"),
 ]
 _NO_PLOTS = "matplotlib is not installed, so this report has tables only (pip install matplotlib)."
 

@@ -37,7 +37,11 @@ BOOTSTRAPPED = (
     "spearman",
     "mae",
     "bias",
+    "balanced_accuracy",
+    "resolved_balanced_accuracy",
 )
+RESOLVED_FROM = {"goal_achievement": "complete"}
+"""Dimensions with a binary "resolved" reading: at or above this category counts as resolved."""
 
 
 class Pair(BaseModel):
@@ -95,6 +99,9 @@ class DimensionAgreement(BaseModel):
     bias: float | None = None
     """Mean of judge minus human: positive means the judge is more generous."""
     balanced_accuracy: float | None = None
+    """Mean per-class recall over the label set (sklearn), on snapped values."""
+    resolved_balanced_accuracy: float | None = None
+    """goal_achievement only: balanced accuracy of resolved (complete or exceeded) vs not."""
     confusion: list[list[int]] = Field(default_factory=list)
     """Rows are the human label, columns the judge label, both in `labels` order."""
     judge_values: list[float] = Field(default_factory=list)
@@ -238,8 +245,14 @@ def _safe(fn: Callable[[], float]) -> float:
             return math.nan
 
 
-def _core_metrics(j: np.ndarray, h: np.ndarray, labels: list[float]) -> dict[str, float]:
-    """The bootstrapped statistics on raw judge/human arrays (labels empty = continuous)."""
+def _core_metrics(
+    j: np.ndarray, h: np.ndarray, labels: list[float], resolved: float | None = None
+) -> dict[str, float]:
+    """The bootstrapped statistics on raw judge/human arrays (labels empty = continuous).
+
+    `resolved` is the lowest "resolved" value (see `RESOLVED_FROM`), None when the
+    dimension has no binary reading.
+    """
     js, hs = snap(j, labels), snap(h, labels)
     out = {
         "mae": _safe(lambda: skm.mean_absolute_error(h, j)),
@@ -253,6 +266,11 @@ def _core_metrics(j: np.ndarray, h: np.ndarray, labels: list[float]) -> dict[str
         out["cohen_kappa"] = _safe(lambda: skm.cohen_kappa_score(hs, js, labels=labels))
         out["weighted_kappa"] = _safe(
             lambda: skm.cohen_kappa_score(hs, js, labels=labels, weights="quadratic")
+        )
+        out["balanced_accuracy"] = _safe(lambda: skm.balanced_accuracy_score(hs, js))
+    if labels and resolved is not None:
+        out["resolved_balanced_accuracy"] = _safe(
+            lambda: skm.balanced_accuracy_score(hs >= resolved, js >= resolved)
         )
     return out
 
@@ -268,7 +286,13 @@ def _alpha(data: np.ndarray, labels: list[float]) -> float:
 
 
 def bootstrap_ci(
-    j: np.ndarray, h: np.ndarray, labels: list[float], *, n_boot: int, seed: int
+    j: np.ndarray,
+    h: np.ndarray,
+    labels: list[float],
+    *,
+    n_boot: int,
+    seed: int,
+    resolved: float | None = None,
 ) -> dict[str, Interval]:
     """Percentile 95% intervals from resampling pairs `n_boot` times with a seeded RNG."""
     if n_boot <= 0 or len(j) < 2:
@@ -277,7 +301,7 @@ def bootstrap_ci(
     draws: dict[str, list[float]] = defaultdict(list)
     for _ in range(n_boot):
         idx = rng.integers(0, len(j), len(j))
-        for name, value in _core_metrics(j[idx], h[idx], labels).items():
+        for name, value in _core_metrics(j[idx], h[idx], labels, resolved).items():
             draws[name].append(value)
     return {name: _interval(values) for name, values in draws.items()}
 
@@ -312,11 +336,13 @@ def agreement(
         raise ValueError("agreement() needs at least one pair")
     rubric = rubric or default_rubric()
     first = pairs[0]
-    labels, names = label_set(rubric.get(first.dimension), rubric)
+    cfg = rubric.get(first.dimension)
+    labels, names = label_set(cfg, rubric)
+    resolved = _resolved_value(cfg)
     j = np.array([p.judge_value for p in pairs], dtype=float)
     h = np.array([p.human_value for p in pairs], dtype=float)
     # Keys of `core` are all optional float fields of DimensionAgreement.
-    core: dict[str, Any] = _core_metrics(j, h, labels)
+    core: dict[str, Any] = _core_metrics(j, h, labels, resolved)
     result = DimensionAgreement(
         dimension=first.dimension,
         judge=first.judge,
@@ -328,18 +354,25 @@ def agreement(
         judge_values=j.tolist(),
         human_values=h.tolist(),
         pearson=_safe(lambda: sps.pearsonr(j, h).statistic) if len(j) >= 2 else math.nan,
-        ci=bootstrap_ci(j, h, labels, n_boot=n_boot, seed=seed),
+        ci=bootstrap_ci(j, h, labels, n_boot=n_boot, seed=seed, resolved=resolved),
         disagreements=largest_disagreements(pairs, top),
         **core,
     )
     if labels:
         js, hs = snap(j, labels), snap(h, labels)
         result.confusion = skm.confusion_matrix(hs, js, labels=labels).tolist()
-        result.balanced_accuracy = _safe(lambda: skm.balanced_accuracy_score(hs, js))
         if not (np.array_equal(js, j) and np.array_equal(hs, h)):
             result.notes.append("values off the label set were snapped to the nearest label")
     result.notes += _explain(j, h, core)
     return _finite(result)
+
+
+def _resolved_value(cfg: ScoreConfig) -> float | None:
+    """The value from which `cfg` counts as resolved, for dimensions in `RESOLVED_FROM`."""
+    label = RESOLVED_FROM.get(cfg.name)
+    if label is None or cfg.data_type != "CATEGORICAL":
+        return None
+    return float(cfg.category(label).value)
 
 
 def _explain(j: np.ndarray, h: np.ndarray, core: dict[str, float]) -> list[str]:

@@ -50,8 +50,18 @@ def signals_table(signals: Signals) -> Table:
     table.add_column("signal")
     table.add_column("value", overflow="fold")
     for key, value in signals.model_dump(mode="json").items():
-        table.add_row(key, _fmt(value))
+        table.add_row(key, _requirements(value) if key == "requirements" else _fmt(value))
     return table
+
+
+def _requirements(reqs: list[dict[str, Any]]) -> str:
+    """`2/3 covered, 1 unchecked; untouched: <text>` for the requirements signal."""
+    if not reqs:
+        return "-"
+    n = {k: sum(r["status"] == k for r in reqs) for k in ("covered", "uncovered", "unchecked")}
+    head = f"{n['covered']}/{n['covered'] + n['uncovered']} covered, {n['unchecked']} unchecked"
+    untouched = [r["text"][:80] for r in reqs if r["status"] == "uncovered"]
+    return head + ("; untouched: " + " | ".join(untouched) if untouched else "")
 
 
 def chunk_plan_table(prepared: Prepared) -> Table:

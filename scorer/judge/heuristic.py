@@ -6,23 +6,32 @@ execution-verified outcomes is measured in the README (`score-calibrate`).
 
 Rules (version `HEURISTIC_VERSION`; change the version when a rule changes):
 
-goal_achievement (failed / partial / complete; never `exceeded`, which needs judgement):
-  0. Live (tmux) sessions, after rule 1: a completion marker in the terminal with no
-     errors near the end → complete; errors near the end → partial if files changed
-     (git), else failed; no marker → partial if files changed, else failed.
-  1. The last test run decides when there is one: all passed → complete; some passed →
+goal_achievement (failed / partial / complete / exceeded), first rule that applies:
+  0. Live (tmux) sessions: a test summary in the terminal decides as in rule 2; else a
+     completion marker in the terminal with no errors near the end → complete; errors near the end → partial if files changed (git), else failed;
+     no marker → partial if files changed, else failed.
+  1. The ending: a final result flagged as error, no final message at all, or a
+     headless (stream-json) run without its final `result` line (cut off by a timeout
+     or crash) → failed; a final message admitting failure → failed.
+  2. A test run after the last edit (the `final_verification` signal) decides: all
+     passed → complete (exceeded when the agent also created test files the task did
+     not name, touched every requirement and had no errors at all); some passed →
      partial; none passed → failed.
-  2. Otherwise the ending decides: a final result flagged as error, no final
-     message at all, or a headless (stream-json) run without its final `result`
-     line (cut off by a timeout or crash) → failed; a final message admitting failure → failed;
-     a success claim with the last tool call succeeding and a tool error rate
-     below 25 % → complete; any other success claim or a neutral ending → partial.
+  3. A final message that claims neither success nor failure → failed in a headless
+     run (its final message is the agent's report: it stopped without saying it was
+     done); partial in interactive sessions, where the user may carry on.
+  4. A success claim with any doubt → partial. Doubts: nothing checked the work after
+     the last edit (`final_verification` missing), the final check failed, the last
+     tool call failed, the final message hedges (`final_caveats`: mock, simplified,
+     workaround, however, ...), or at least two and more than half of the task's
+     checkable requirements were touched by no action (`requirements`).
+  5. Otherwise (success claimed and checked after the last edit) → complete.
 tool_efficiency (1-5): 5, minus 1 each for a tool error rate > 10 %, > 25 %, any
   repeated identical failing call, and blind retries > 5 % of calls; 3 with no tool calls.
-process_adherence (1-5): 3, +1 when the work was verified (a test run after the last
-  edit), +1 when every edited file was read (or created) first, -1 when files were
-  changed (edit calls, or the git diff for live sessions) and nothing was verified,
-  -1 per user interruption (at most -2).
+process_adherence (1-5): 3, +1 when the final verification ran something (tests or
+  the program, not just `ls`/`cat`), +1 when every edited file was read (or created)
+  first, -1 when files were changed (edit calls, or the git diff for live sessions)
+  and nothing checked the work after the last edit, -1 per user interruption (at most -2).
 context_efficiency (1-5): 5, minus 1 each for a compaction, > 10 % of tool outputs
   over 20,000 chars, a file read 3+ times, and a cache-hit ratio below 50 % on sessions
   over 100k prompt tokens.
@@ -30,10 +39,10 @@ error_handling (poor / struggled / recovered / prevented): no tool or API errors
   prevented; errors but none repeated and the session ended on a success → recovered;
   repeated identical failures or retries but ended on a success → struggled;
   otherwise (ended on a failure) → poor.
-output_quality (1-5): from goal and verification: complete + passing tests → 4,
-  complete → 3 (unverified), partial → 2, failed → 1; +1 (max 5) when the final
+output_quality (1-5): from goal and verification: exceeded → 5, complete + passing
+  tests after the last edit → 4, complete → 3, partial → 2, failed → 1; +1 (max 5) when the final
   message is substantive (≥ 200 chars) and the goal is at least partial.
-recommendation: complete when goal is complete; escalate when error handling is poor
+recommendation: complete when goal is complete or exceeded; escalate when error handling is poor
   or an interruption happened with failed goal; retry when failed; else continue.
 """
 
@@ -41,6 +50,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import re
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -59,10 +69,13 @@ from scorer.models import (
 from scorer.prepare.prepared import Prepared
 from scorer.prepare.signals import Signals
 
-HEURISTIC_VERSION = "heuristic-2026-11-22.2"
+HEURISTIC_VERSION = "heuristic-2026-11-23.1"
 _BIG_OUTPUT = 20_000
 _READ_TOOLS = {"Read", "NotebookRead"}
 _EDIT_TOOLS = {"Edit", "MultiEdit", "NotebookEdit"}
+_TEST_FILE_RE = re.compile(
+    r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$)"
+)
 
 
 def _rules_hash() -> str:
@@ -101,11 +114,22 @@ class _Facts:
         self.unread_edits = _unread_edits(calls)
         self.last_edit = max((e.index for e in calls if _path(e) and _is_write(e)), default=0)
         self.big_outputs = sum(len(r.text) > _BIG_OUTPUT for r in self.results)
+        self.task = session.task_text
+        self.created = _created(calls)
         self.final_text = (
             self.by_index[signals.final_message_event].text
             if signals.final_message_event in self.by_index
             else ""
         )
+
+
+def _created(calls: list[Event]) -> list[str]:
+    """Files whose first touch was a Write: new files the session created."""
+    first: dict[str, str] = {}
+    for call in calls:
+        if (path := _path(call)) and path not in first:
+            first[path] = call.tool_name or ""
+    return [p for p, tool in first.items() if tool == "Write"]
 
 
 def _path(event: Event) -> str | None:
@@ -209,17 +233,10 @@ def _clamp(value: int) -> int:
 
 
 def _goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
-    run = s.last_test_run
-    if run is not None:
-        refs = [r for r in (run.call_event, run.result_event) if r]
-        if run.ok and run.failed == 0 and run.errors == 0:
-            return "complete", f"last test run passed ({run.framework}, {run.passed} passed)", refs
-        if run.passed > 0:
-            return "partial", f"last test run: {run.passed} passed, {run.failed} failed", refs
-        return "failed", f"last test run failed ({run.framework}, none passed)", refs
-    end = [s.final_message_event or 0]
+    fv = s.final_verification
     if f.terminal is not None:
-        return _terminal_goal(s, f)
+        return _test_goal(s, f) if fv.kind == "test" else _terminal_goal(s, f)
+    end = [s.final_message_event or 0]
     if f.last_result_event is not None and f.last_result_event.is_error:
         return "failed", "the run ended with an error result", [f.last_result_event.index]
     if s.final_message_event is None:
@@ -228,12 +245,65 @@ def _goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
         return "failed", "headless run without its final result line: cut off", end
     if s.claims_success is False:
         return "failed", "the final message admits failure", end
-    rate = s.tool_error_rate or 0.0
-    if s.claims_success and not f.last_call_failed and rate < 0.25:
-        return "complete", "success claimed, last tool call succeeded, few tool errors", end
-    if s.claims_success:
-        return "partial", "success claimed but not verified (errors late or frequent)", end
-    return "partial", "neutral ending without verification", end
+    if fv.kind == "test":
+        return _test_goal(s, f)
+    if s.claims_success is None and f.headless:
+        return "failed", "the final report claims nothing: the work was not finished", end
+    if s.claims_success is None:
+        return "partial", "neutral ending: the user may still be working with the agent", end
+    doubts = _doubts(s, f)
+    if doubts:
+        why = "; ".join(text for text, _ in doubts)
+        return "partial", f"success claimed, but {why}", end + [ref for _, ref in doubts]
+    checked = [r for r in (fv.call_event, fv.result_event) if r]
+    return "complete", f"success claimed and checked after the last edit ({fv.kind})", checked
+
+
+def _test_goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
+    """A test run after the last edit decides (it is stronger than any claim)."""
+    fv = s.final_verification
+    run = next(r for r in reversed(s.test_runs) if r.call_event == fv.call_event)
+    refs = [r for r in (run.call_event, run.result_event) if r]
+    if run.ok and run.failed == 0 and run.errors == 0:
+        outcome = "exceeded" if _exceeded(s, f) else "complete"
+        return (
+            outcome,
+            f"tests after the last edit pass ({run.framework}, {run.passed} passed)",
+            refs,
+        )
+    if run.passed > 0:
+        return "partial", f"tests after the last edit: {run.passed} pass, {run.failed} fail", refs
+    return "failed", f"tests after the last edit fail ({run.framework}, none passed)", refs
+
+
+def _doubts(s: Signals, f: _Facts) -> list[tuple[str, int]]:
+    """Reasons not to believe a success claim, each with one event to cite."""
+    fv = s.final_verification
+    checkable = [r for r in s.requirements if r.status != "unchecked"]
+    uncovered = s.uncovered_requirements
+    last_error = s.error_events[-1] if s.error_events else 0
+    doubts = [
+        (fv.status == "missing" and fv.last_edit_event is not None,
+         "nothing checked the work after the last edit",
+         fv.last_edit_event or 0),
+        (fv.status == "failed", "the final check failed", fv.result_event or 0),
+        (f.last_call_failed, "the last tool call failed", last_error),
+        (bool(s.final_caveats), f"the final message hedges ({', '.join(s.final_caveats[:3])})",
+         s.final_message_event or 0),
+        (len(uncovered) >= 2 and len(uncovered) * 2 > len(checkable),
+         f"{len(uncovered)} of {len(checkable)} requirements untouched", 0),
+    ]  # fmt: skip
+    return [(why, ref) for hit, why, ref in doubts if hit]
+
+
+def _exceeded(s: Signals, f: _Facts) -> bool:
+    """Evidence beyond the requirements: the agent added tests of its own, ran them after
+    the last edit and they pass, every requirement was touched, and nothing failed."""
+    task = (f.task or "").lower()
+    new_tests = [
+        p for p in f.created if _TEST_FILE_RE.search(p) and p.rsplit("/", 1)[-1].lower() not in task
+    ]
+    return bool(new_tests) and not s.uncovered_requirements and not s.error_events
 
 
 def _terminal_goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
@@ -268,20 +338,21 @@ def _tool_efficiency(s: Signals) -> tuple[int, str, list[int]]:
 
 def _process(s: Signals, f: _Facts) -> tuple[int, str, list[int]]:
     score, why, refs = 3, [], []
-    verified = [r for r in s.test_runs if (r.call_event or 0) > f.last_edit]
-    if verified:
+    fv = s.final_verification
+    if fv.kind in ("test", "run"):
         score += 1
-        why.append("verified after the last edit")
-        refs.append(verified[-1].call_event or 0)
+        why.append(f"checked after the last edit ({fv.kind}, {fv.status})")
+        refs.append(fv.call_event or 0)
     if s.files_written and not f.unread_edits:
         score += 1
         why.append("read files before editing them")
     elif f.unread_edits:
         why.append(f"{len(f.unread_edits)} edits of unread files")
         refs += f.unread_edits
-    if f.files_changed and not s.test_runs:
+    if f.files_changed and fv.status == "missing":
         score -= 1
-        why.append("changed files but never ran tests")
+        why.append("changed files but checked nothing after the last edit")
+        refs.append(fv.last_edit_event or 0)
     if s.interruptions:
         score -= min(2, len(s.interruptions))
         why.append(f"{len(s.interruptions)} user interruptions")
@@ -322,8 +393,9 @@ def _error_handling(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
 
 
 def _output_quality(s: Signals, f: _Facts, goal: str) -> tuple[int, str, list[int]]:
-    verified = s.last_test_run is not None and s.last_test_run.ok
-    base = {"complete": 4 if verified else 3, "partial": 2, "failed": 1}.get(goal, 2)
+    fv = s.final_verification
+    verified = fv.kind == "test" and fv.status == "passed"
+    base = {"exceeded": 5, "complete": 4 if verified else 3, "partial": 2, "failed": 1}[goal]
     why = f"goal {goal}{' and verified' if verified else ''}"
     if goal != "failed" and len(f.final_text) >= 200:
         base += 1
@@ -332,7 +404,7 @@ def _output_quality(s: Signals, f: _Facts, goal: str) -> tuple[int, str, list[in
 
 
 def _recommend(goal: str, handling: str, s: Signals) -> Recommendation:
-    if goal == "complete":
+    if goal in ("complete", "exceeded"):
         return "complete"
     if handling == "poor" or (goal == "failed" and s.interruptions):
         return "escalate"

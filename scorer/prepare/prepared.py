@@ -7,6 +7,7 @@ frozen: a re-chunk (`rechunk`) returns a new one with a note saying why.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -101,9 +102,35 @@ def signals_block(s: Signals) -> str:
         f"- files written/edited: {len(s.files_written)}",
         f"- compactions: {len(s.compactions)}; interruptions: {len(s.interruptions)}; "
         f"API errors: {len(s.api_errors)}; subagents: {s.subagents}",
-        f"- final message claims success: {s.claims_success}",
+        f"- final message claims success: {s.claims_success}"
+        + (f"; hedges: {', '.join(s.final_caveats)}" if s.final_caveats else ""),
+        *verification_lines(s),
     ]
     return "\n".join(lines)
+
+
+def verification_lines(s: Signals) -> list[str]:
+    """The final-verification and requirement-coverage signals, one bullet each."""
+    fv = s.final_verification
+    edit = f"#{fv.last_edit_event}" if fv.last_edit_event else "none"
+    if fv.status == "missing":
+        check = f"- final verification: none after the last edit ({edit})"
+    else:
+        check = (
+            f"- final verification: {fv.status} ({fv.kind}) at #{fv.call_event}→"
+            f"#{fv.result_event}, after the last edit ({edit}): {fv.command}"
+        )
+    if not s.requirements:
+        return [check, "- task requirements: none listed"]
+    counts = Counter(r.status for r in s.requirements)
+    lines = [
+        check,
+        f"- task requirements: {len(s.requirements)} listed; {counts['covered']} touched by an "
+        f"action, {counts['uncovered']} untouched, {counts['unchecked']} name nothing to match",
+    ]
+    lines += [f"  - untouched: {r.text} (key terms: {', '.join(r.terms)})" for r in
+              s.uncovered_requirements[:10]]  # fmt: skip
+    return lines
 
 
 def rechunk(prepared: Prepared, exc: TooLong) -> Prepared:

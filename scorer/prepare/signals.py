@@ -14,7 +14,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from scorer.models import Event, EventKind, Session, TokenUsage
-from scorer.prepare.render import result_exit_code, tool_call_line
+from scorer.prepare.render import tool_call_line
+from scorer.prepare.requirements import Requirement, requirement_coverage
+from scorer.prepare.verification import FinalVerification, final_verification, tool_failed
 
 _WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 _TEST_COMMAND_RE = re.compile(
@@ -79,6 +81,20 @@ class Signals(BaseModel):
     final_message_event: int | None = None
     claims_success: bool | None = None
     """Whether the final message claims success; None when it says neither."""
+    final_caveats: list[str] = Field(default_factory=list)
+    """Hedges in the final message (mock, simplified, workaround, however...), see `caveats`."""
+    final_verification: FinalVerification = Field(
+        default_factory=lambda: FinalVerification(status="missing")
+    )
+    """Did a test or check run after the last edit, and did it pass (with event refs)."""
+    requirements: list[Requirement] = Field(default_factory=list)
+    """The task's numbered/bulleted requirements, each covered / uncovered / unchecked by
+    the session's actions (key-term matching, see `scorer.prepare.requirements`)."""
+
+    @property
+    def uncovered_requirements(self) -> list[Requirement]:
+        """Requirements naming something concrete that no action touched."""
+        return [r for r in self.requirements if r.status == "uncovered"]
 
 
 # --- test output parsers --------------------------------------------------------------
@@ -230,7 +246,7 @@ _NEGATIVE_RE = re.compile(
 )
 _POSITIVE_RE = re.compile(
     r"\b(?:all (?:\d+ )?(?:tests|checks) (?:now )?pass(?:ed|ing)?|tests? (?:now )?pass(?:es|ed|ing)?"
-    r"|successfully|done|complete[ds]?|fixed|implemented|resolved|works(?: now)?|✅)",
+    r"|successfully|done|complete[ds]?|fixed|implemented|resolved|works(?: now)?)\b|✅",
     re.I,
 )
 
@@ -252,6 +268,26 @@ def claims_success(text: str) -> bool | None:
     return None
 
 
+_CAVEAT_RE = re.compile(
+    r"\b(?:mock(?:ed|s)?|stub(?:bed|s)?|simulat(?:ed|es|ion)|simplified"
+    r"|approximat(?:e|ed|ion|ions)|workarounds?|hard-?coded|unfortunately|limitations?"
+    r"|however|would need|should work|in a real|untested|not (?:been )?(?:tested|verified)"
+    r"|(?:slightly )?below the (?:target|threshold|required))\b",
+    re.I,
+)
+
+
+def caveats(text: str, task: str | None = None) -> list[str]:
+    """Hedges in a final message: mock, simplified, workaround, however, untested...
+
+    Words the task itself uses ("replace keys with placeholders") and quoted code are
+    ignored. Returns the distinct phrases found, lower-cased, in order.
+    """
+    task_words = {m.lower() for m in _CAVEAT_RE.findall(task or "")}
+    found = (m.lower() for m in _CAVEAT_RE.findall(_CODE_RE.sub(" ", text)))
+    return list(dict.fromkeys(w for w in found if w not in task_words))
+
+
 # --- compute ---------------------------------------------------------------------------------
 
 
@@ -260,9 +296,7 @@ def _call_key(event: Event) -> str:
     return f"{event.tool_name}\x00{inp}"
 
 
-def _failed(result: Event) -> bool:
-    code = result_exit_code(result)
-    return result.is_error or (code is not None and code != 0)
+_failed = tool_failed
 
 
 def _test_run(call: Event, result: Event) -> TestRun | None:
@@ -378,10 +412,11 @@ def compute_signals(session: Session) -> Signals:
         p for e in events if e.kind == EventKind.TOOL_CALL and (p := _written_path(e))
     )
     final = _final_message(session)
+    written_paths = list(written)
     return Signals(
         **facts,
         error_events=errors,
-        files_written=list(written),
+        files_written=written_paths,
         usage=session.usage,
         cache_hit_ratio=session.usage.cache_hit_ratio,
         duration_seconds=session.duration_seconds,
@@ -393,4 +428,7 @@ def compute_signals(session: Session) -> Signals:
         human_prompts=sum(e.kind == EventKind.PROMPT for e in session.events),
         final_message_event=final.index if final else None,
         claims_success=claims_success(final.text) if final else None,
+        final_caveats=caveats(final.text, session.task_text) if final else [],
+        final_verification=final_verification(events, facts["test_runs"], set(written_paths)),
+        requirements=requirement_coverage(session.task_text, events),
     )

@@ -150,7 +150,7 @@ def test_bootstrap_is_seeded_and_deterministic():
     assert one.ci != other.ci
     assert set(one.ci) == {
         "exact_agreement", "within_one", "cohen_kappa", "weighted_kappa",
-        "krippendorff_alpha", "spearman", "mae", "bias",
+        "krippendorff_alpha", "spearman", "mae", "bias", "balanced_accuracy",
     }  # fmt: skip
     for name, ci in one.ci.items():
         point = getattr(one, name)

@@ -1,0 +1,173 @@
+"""The "final verification" signal: did anything check the work after the last edit?
+
+An edit is a Write/Edit/MultiEdit/NotebookEdit call (docs such as `.md` excluded) or a
+shell command that writes a file (`>` redirection, `tee`, `sed -i`, `cp`/`mv`, `patch`,
+`git apply`, ...). A verification is a later test run, a command that runs or inspects something (setup
+commands such as `pip install`, `cd` or `rm` do not count), or a Read of a file the
+session wrote. The final verification is the last test run after the last edit, else
+the last other check; whether it passed is its exit status (or test summary).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from scorer.models import Event, EventKind
+from scorer.prepare.render import result_exit_code, tool_call_line
+
+if TYPE_CHECKING:
+    from scorer.prepare.signals import TestRun
+
+VerificationKind = Literal["test", "run", "inspect"]
+_EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+# notes and docs written at the end need no verification, so they are not "the last edit"
+_DOC_SUFFIXES = (".md", ".rst", ".adoc")
+# `>`/`>>` into a file (not `2>&1`, not /dev/null), or a command that writes files
+_SHELL_WRITE_RE = re.compile(
+    r"(?<![\d&>])>>?\s*(?![&>]|/dev/)[\w./~$'\"-]"
+    r"|\btee\b|\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-\w*i|\b(?:cp|mv|patch|touch)\s"
+    r"|\bgit\s+(?:apply|am|checkout\s+--|restore)\b|\bdd\s+.*\bof="
+)
+# the first word of a command that only prepares the ground: never a verification
+_SETUP_WORDS = {
+    "cd", "export", "source", ".", "set", "unset", "alias", "mkdir", "rm", "rmdir",
+    "chmod", "chown", "kill", "pkill", "killall", "sleep", "pip", "pip3", "apt",
+    "apt-get", "yum", "dnf", "apk", "brew", "conda", "npm", "yarn", "pnpm", "cargo",
+    "uv", "poetry", "gem", "go", "wget", "git", "echo", "printf", "true", "clear",
+    "nohup", "tmux", "screen", "which", "whoami", "pwd", "env",
+}  # fmt: skip
+_INSPECT_WORDS = {
+    "cat", "ls", "head", "tail", "less", "more", "wc", "diff", "cmp", "file", "stat",
+    "test", "[", "grep", "rg", "find", "du", "md5sum", "sha256sum", "sha1sum", "jq",
+    "xxd", "hexdump", "od", "readlink", "tree", "sort", "uniq", "awk", "tar", "unzip",
+}  # fmt: skip
+# a command line is judged by its pieces: `cd app && python main.py` runs something
+_SEGMENT_RE = re.compile(r"&&|\|\||[;|\n]")
+# `npm start`, `cargo run`, `go run` and friends: runs whose first word is a setup word
+_RUN_AFTER_SETUP_RE = re.compile(
+    r"^(?:npm|yarn|pnpm)\s+(?:run|start|test)\b|^cargo\s+(?:run|test)\b|^go\s+(?:run|test)\b"
+)
+
+
+class FinalVerification(BaseModel):
+    """Whether the work was checked after the last edit, and how that check ended."""
+
+    status: Literal["passed", "failed", "missing"]
+    """`passed`/`failed`: outcome of the final verification after the last edit (after
+    the start when nothing was edited); `missing`: nothing checked the work."""
+    kind: VerificationKind | None = None
+    """`test` (a test runner), `run` (ran a program or script), `inspect` (looked at files)."""
+    command: str | None = None
+    """One-line rendering of the final verification call."""
+    call_event: int | None = None
+    result_event: int | None = None
+    last_edit_event: int | None = None
+    """The last edit (file tool or file-writing shell command); None when nothing was edited."""
+    checks_after_edit: int = 0
+    """How many verification calls came after the last edit."""
+
+
+def tool_failed(result: Event) -> bool:
+    """A tool result failed: flagged as an error, or a non-zero exit code."""
+    code = result_exit_code(result)
+    return result.is_error or (code is not None and code != 0)
+
+
+def shell_writes(command: str) -> bool:
+    """Whether a shell command writes files (redirection, tee, sed -i, cp, patch...)."""
+    return bool(_SHELL_WRITE_RE.search(command))
+
+
+def is_edit(call: Event) -> bool:
+    """A call that changes files: a file-editing tool, or a Bash command that writes."""
+    if call.tool_name in _EDIT_TOOLS:
+        path = str((call.tool_input or {}).get("file_path") or "")
+        return not path.lower().endswith(_DOC_SUFFIXES)
+    return call.tool_name == "Bash" and shell_writes(_command(call))
+
+
+def check_kind(call: Event, written: set[str], is_test: bool) -> VerificationKind | None:
+    """What kind of verification a call is, or None when it checks nothing."""
+    if is_test:
+        return "test"
+    if call.tool_name == "Read":
+        path = (call.tool_input or {}).get("file_path")
+        return "inspect" if path in written else None
+    if call.tool_name != "Bash":
+        return None
+    kinds = {_segment_kind(part.strip()) for part in _SEGMENT_RE.split(_command(call))}
+    return "run" if "run" in kinds else "inspect" if "inspect" in kinds else None
+
+
+def final_verification(
+    events: Sequence[Event], test_runs: Sequence[TestRun], written: set[str]
+) -> FinalVerification:
+    """The final verification of a session's work (see the module docstring).
+
+    Args:
+        events: all events, subagents included, in timeline order.
+        test_runs: the parsed test runs (their `call_event` marks test commands).
+        written: paths written by file tools (a Read of one of them is an inspection).
+    """
+    calls = [e for e in events if e.kind == EventKind.TOOL_CALL]
+    if not calls and test_runs:  # terminal (tmux) sessions: test summaries in the text
+        last = test_runs[-1]
+        return FinalVerification(
+            status="passed" if last.ok else "failed", kind="test",
+            call_event=last.call_event, result_event=last.result_event, checks_after_edit=1,
+        )  # fmt: skip
+    results = {e.tool_use_id: e for e in events if e.kind == EventKind.TOOL_RESULT}
+    runs = {r.call_event: r for r in test_runs if r.call_event is not None}
+    last_edit = max((c.index for c in calls if is_edit(c)), default=None)
+    checks: list[tuple[Event, VerificationKind]] = []
+    for call in calls:
+        if last_edit is not None and call.index <= last_edit:
+            continue
+        kind = check_kind(call, written, call.index in runs)
+        if kind is not None and call.tool_use_id in results:
+            checks.append((call, kind))
+    if not checks:
+        return FinalVerification(status="missing", last_edit_event=last_edit)
+    tests = [c for c in checks if c[1] == "test"]
+    call, kind = (tests or checks)[-1]
+    result = results[call.tool_use_id]
+    run = runs.get(call.index)
+    ok = run.ok if run is not None else not tool_failed(result)
+    return FinalVerification(
+        status="passed" if ok else "failed",
+        kind=kind,
+        command=tool_call_line(call.tool_name or "?", call.tool_input or {})[:200],
+        call_event=call.index,
+        result_event=result.index,
+        last_edit_event=last_edit,
+        checks_after_edit=len(checks),
+    )
+
+
+def _segment_kind(command: str) -> VerificationKind | None:
+    """The kind of one simple command (a piece of a `&&`, `;` or `|` chain)."""
+    first = _first_word(command)
+    if first in _INSPECT_WORDS:
+        return "inspect"
+    if not first or (first in _SETUP_WORDS and not _RUN_AFTER_SETUP_RE.search(command)):
+        return None
+    return "run"
+
+
+def _command(call: Event) -> str:
+    return str((call.tool_input or {}).get("command", ""))
+
+
+def _first_word(command: str) -> str:
+    """The program a command line starts with (after `sudo`, env assignments, `time`)."""
+    for word in command.split():
+        if word.startswith("#"):
+            return ""  # a comment line
+        if ("=" in word and not word.startswith(("=", "-"))) or word in ("sudo", "time"):
+            continue
+        return word.rsplit("/", 1)[-1] if not word.startswith("./") else word
+    return ""
