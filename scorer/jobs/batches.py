@@ -54,6 +54,7 @@ from scorer.jobs.backfill import (
     write_card,
 )
 from scorer.jobs.discovery import SessionRef
+from scorer.jobs.score import attach_session
 from scorer.judge.anthropic import (
     FINAL_MAX_TOKENS,
     NOTES_MAX_TOKENS,
@@ -442,7 +443,7 @@ class BatchRun:
         if p.multi and len(p.notes) == len(p.chunks):
             meta["chunk_notes"] = [p.notes[i].model_dump() for i in range(len(p.chunks))]
         session = p.prepared.session
-        return self.judge.make_card(
+        card = self.judge.make_card(
             session.session_id,
             session.source.value,
             p.chunks,
@@ -452,6 +453,7 @@ class BatchRun:
             unscored=unscored,
             cost_usd=cost,
         )
+        return attach_session(card, p.prepared)
 
     def _write(self, p: Pending, card: Scorecard) -> SessionResult:
         """Like the direct path: unscored → ledger; scored → `write_card`."""

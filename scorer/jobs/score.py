@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from scorer.judge.rubric import Rubric, default_rubric
-from scorer.models import Chunk, Scorecard, Session
+from scorer.models import Chunk, Scorecard, Session, SessionInfo, TimelineEvent
 from scorer.prepare.chunk import chunk_events
 from scorer.prepare.redact import RedactionReport, redact_session
 from scorer.prepare.render import RenderedEvent, render_events, render_header
@@ -115,7 +115,27 @@ def judge_prepared(
     rubric: Rubric | None = None,
     client=None,
 ) -> Scorecard:
-    """Run the chosen judge on a prepared session."""
+    """Run the chosen judge on a prepared session; the card carries the session's
+    description and its redacted rendered timeline (for the store and the viewer)."""
+    card = _run_judge(prepared, kind, model=model, rubric=rubric, client=client)
+    return attach_session(card, prepared)
+
+
+def attach_session(card: Scorecard, prepared: Prepared) -> Scorecard:
+    """Stamp the session's metadata and attach its redacted rendered timeline."""
+    card.session = SessionInfo.of(prepared.session, n_events=len(prepared.events))
+    card.attach_timeline([TimelineEvent(*e) for e in prepared.events])
+    return card
+
+
+def _run_judge(
+    prepared: Prepared,
+    kind: Literal["llm", "heuristic"],
+    *,
+    model: str | None,
+    rubric: Rubric | None,
+    client,
+) -> Scorecard:
     rubric = rubric or default_rubric()
     session = prepared.session
     if kind == "heuristic":
