@@ -50,24 +50,25 @@ def _cell(stat: DimensionStat | None) -> str:
     if stat is None:
         return "-"
     if stat.low is None or stat.high is None:
-        return f"{stat.mean:.2f}"
-    return f"{stat.mean:.2f} [{stat.low:.2f}, {stat.high:.2f}]"
+        return f"[bold]{stat.mean:.2f}[/]"
+    return f"[bold]{stat.mean:.2f}[/]\n[dim]{stat.low:.2f}–{stat.high:.2f}[/]"
 
 
 def trends_tables(trends: Trends) -> Group:
     """Means table (one row per period) and lowest-sessions table (pure)."""
     level = f"{trends.confidence:.0%}"
     means = Table(
-        title=f"mean per {trends.by} ({trends.scale} scale) with {level} t interval",
+        title=f"mean per {trends.by} ({trends.scale} scale) and {level} t interval",
         header_style="bold",
     )
-    means.add_column(trends.by)
+    means.add_column(trends.by, no_wrap=True)
     means.add_column("n", justify="right")
     for name in TREND_SCORES:
-        means.add_column(_SHORT.get(name, name), justify="right")
+        means.add_column(_SHORT.get(name, name), justify="right", min_width=9)
     lowest = Table(title=f"lowest overall per {trends.by}", header_style="bold")
     for col in (trends.by, "overall", "goal", "recommendation", "project", "session"):
-        lowest.add_column(col, justify="right" if col == "overall" else "left")
+        justify = "right" if col == "overall" else "left"
+        lowest.add_column(col, justify=justify, no_wrap=col != "session", overflow="fold")
     for period in trends.periods:
         cells = [_cell(period.stats.get(n)) for n in TREND_SCORES]
         means.add_row(period.label, str(period.n_sessions), *cells)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 from scipy import stats
 
-from scorer.judge.rubric import OVERALL
+from scorer.judge.rubric import OVERALL, default_rubric
 from scorer.results.rows import DIMENSIONS
 
 if TYPE_CHECKING:
@@ -86,15 +86,42 @@ def period_of(moment: datetime, by: Period) -> tuple[date, str]:
     return monday, f"{year}-W{week:02d}"
 
 
-def mean_ci(values: list[float], confidence: float = 0.95) -> DimensionStat:
-    """Mean with a Student-t confidence interval (none for a single value)."""
+def mean_ci(
+    values: list[float],
+    confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
+) -> DimensionStat:
+    """Mean with a Student-t confidence interval (none for a single value).
+
+    `bounds` clips the interval to the score's scale: with few sessions the t interval of
+    a bounded score can reach past it (e.g. below 0), which no mean can.
+    """
     n = len(values)
     mean = math.fsum(values) / n
     if n < 2:
         return DimensionStat(n=n, mean=mean)
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
     half = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
-    return DimensionStat(n=n, mean=mean, low=mean - half, high=mean + half)
+    low, high = mean - half, mean + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return DimensionStat(n=n, mean=mean, low=low, high=high)
+
+
+def _bounds(name: str, scale: Scale) -> tuple[float, float] | None:
+    """The range a score can take on the chosen scale."""
+    if scale == "normalized" or name == OVERALL:
+        return (0.0, 1.0)
+    dims = {d.name: d for d in default_rubric().dimensions}
+    dim = dims.get(name)
+    if dim is None:
+        return None
+    if dim.categories:
+        values = [float(c.value) for c in dim.categories]
+        return (min(values), max(values))
+    if dim.min_value is None or dim.max_value is None:
+        return None
+    return (dim.min_value, dim.max_value)
 
 
 def compute_trends(
@@ -144,7 +171,9 @@ def _period(
         label=label,
         start=start,
         n_sessions=len(runs),
-        stats={n: mean_ci(values[n], confidence) for n in TREND_SCORES if values[n]},
+        stats={
+            n: mean_ci(values[n], confidence, _bounds(n, scale)) for n in TREND_SCORES if values[n]
+        },
         lowest=[_low(r) for r in ranked],
     )
 
