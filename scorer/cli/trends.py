@@ -67,8 +67,12 @@ def trends_tables(trends: Trends) -> Group:
         means.add_column(_SHORT.get(name, name), justify="right", min_width=9)
     lowest = Table(title=f"lowest overall per {trends.by}", header_style="bold")
     for col in (trends.by, "overall", "goal", "recommendation", "project", "session"):
-        justify = "right" if col == "overall" else "left"
-        lowest.add_column(col, justify=justify, no_wrap=col != "session", overflow="fold")
+        lowest.add_column(
+            col,
+            justify="right" if col == "overall" else "left",
+            no_wrap=col != "session",
+            overflow="fold",
+        )
     for period in trends.periods:
         cells = [_cell(period.stats.get(n)) for n in TREND_SCORES]
         means.add_row(period.label, str(period.n_sessions), *cells)
