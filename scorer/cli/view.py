@@ -35,6 +35,13 @@ def view_command(
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="--serve: open the default browser.")
     ] = True,
+    timelines: Annotated[
+        bool,
+        typer.Option(
+            "--timelines/--no-timelines",
+            help="Embed each session's redacted timeline (most of the file's size).",
+        ),
+    ] = True,
     by: Annotated[By, typer.Option(help="Period of the trend plots.")] = By.week,
     project: Project = None,
     since: Since = None,
@@ -59,7 +66,7 @@ def view_command(
         runs = store.runs(where)
         html = render_page(
             runs,
-            store.timeline_blob,
+            store.timeline_blob if timelines else _no_timeline,
             store=str(store.path),
             by=by.value,
             filtered=any(v is not None for v in filters.values()),
@@ -70,6 +77,10 @@ def view_command(
     err.print(f"wrote {output} ({len(runs)} run(s), {size:.1f} MB, {seconds:.1f} s)")
     if serve:
         _serve(output, port, open_browser)
+
+
+def _no_timeline(session_id: str) -> None:
+    return None
 
 
 def _serve(page: Path, port: int, open_browser: bool) -> None:

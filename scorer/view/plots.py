@@ -49,15 +49,22 @@ def _coords(points: list[tuple[float, float]]) -> str:
     return " ".join(f"{x},{y}" for x, y in points)
 
 
-def trend_plots(trends: Trends, max_labels: int = 8) -> list[Plot]:
+def _short(label: str) -> str:
+    """`2026-W47` → `W47`, `2026-11-20` → `11-20` (the year is in the tooltip)."""
+    return label.split("-", 1)[1] if "-" in label else label
+
+
+def trend_plots(trends: Trends, max_labels: int = 10) -> list[Plot]:
     """One plot per score that has data, periods left to right."""
     periods = trends.periods
     n = len(periods)
     step = max(1, -(-n // max_labels))  # ceil: at most `max_labels` x labels
     x_labels = [
-        Point(x=_x(i, n), y=0, label=p.label) for i, p in enumerate(periods) if i % step == 0
+        Point(x=_x(i, n), y=0, label=_short(p.label))
+        for i, p in enumerate(periods)
+        if i % step == 0
     ]
-    ticks = [Point(x=0, y=_y(v), label=f"{v:.1f}") for v in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    ticks = [Point(x=0, y=_y(v), label=f"{v:g}") for v in (0.0, 0.25, 0.5, 0.75, 1.0)]
     plots = []
     for name in TREND_SCORES:
         pts = [(i, p.label, p.stats[name]) for i, p in enumerate(periods) if name in p.stats]

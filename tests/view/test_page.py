@@ -58,6 +58,13 @@ def test_hostile_text_cannot_break_out_of_the_data(clean_env, tmp_path: Path) ->
     assert _data(html)["runs"][0]["card"]["summary"] == evil
 
 
+def test_no_timelines_leaves_them_out(clean_env, tmp_path: Path) -> None:
+    fill_store()
+    html = _view(tmp_path, "--no-timelines")
+    assert "application/gzip+base64" not in html
+    assert {r["timeline"] for r in _data(html)["runs"]} == {None}
+
+
 def test_filters_and_empty_wording(clean_env, tmp_path: Path) -> None:
     fill_store()
     data = _data(_view(tmp_path, "--project", "alpha", "--latest"))
