@@ -21,6 +21,7 @@ from scorer.cli._filters import (
     Until,
     run_filter,
 )
+from scorer.results.rows import SHORT_NAMES
 from scorer.results.trends import TREND_SCORES, DimensionStat, Trends, compute_trends
 from scorer.sinks.store import ScoreStore
 
@@ -33,17 +34,6 @@ class By(StrEnum):
 class ScaleName(StrEnum):
     normalized = "normalized"
     raw = "raw"
-
-
-_SHORT = {
-    "overall_quality": "overall",
-    "goal_achievement": "goal",
-    "tool_efficiency": "tools",
-    "process_adherence": "process",
-    "context_efficiency": "context",
-    "error_handling": "errors",
-    "output_quality": "output",
-}
 
 
 def _cell(stat: DimensionStat | None) -> str:
@@ -64,7 +54,7 @@ def trends_tables(trends: Trends) -> Group:
     means.add_column(trends.by, no_wrap=True)
     means.add_column("n", justify="right")
     for name in TREND_SCORES:
-        means.add_column(_SHORT.get(name, name), justify="right", min_width=9)
+        means.add_column(SHORT_NAMES.get(name, name), justify="right", min_width=9)
     lowest = Table(title=f"lowest overall per {trends.by}", header_style="bold")
     for col in (trends.by, "overall", "goal", "recommendation", "project", "session"):
         lowest.add_column(

@@ -14,12 +14,30 @@ from scorer.judge.rubric import OVERALL, default_rubric
 if TYPE_CHECKING:
     from scorer.sinks.store import StoredRun
 
-__all__ = ["COLUMNS", "DIMENSIONS", "flat_row", "flat_rows", "require", "to_dataframe"]
+__all__ = [
+    "COLUMNS",
+    "DIMENSIONS",
+    "SHORT_NAMES",
+    "flat_row",
+    "flat_rows",
+    "require",
+    "to_dataframe",
+]
 
 DIMENSIONS: list[str] = [
     d.name for d in sorted(default_rubric().dimensions, key=lambda d: -d.weight)
 ]
 """The six dimensions, heaviest weight first."""
+SHORT_NAMES: dict[str, str] = {
+    "overall_quality": "overall",
+    "goal_achievement": "goal",
+    "tool_efficiency": "tools",
+    "process_adherence": "process",
+    "context_efficiency": "context",
+    "error_handling": "errors",
+    "output_quality": "output",
+}
+"""Column headings for narrow tables and the viewer's index."""
 CATEGORICAL: list[str] = [
     d.name for d in default_rubric().dimensions if d.data_type == "CATEGORICAL"
 ]

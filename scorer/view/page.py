@@ -19,23 +19,15 @@ from markupsafe import Markup
 
 from scorer import __version__
 from scorer.judge.rubric import OVERALL, default_rubric
-from scorer.results.rows import DIMENSIONS
+from scorer.results.rows import DIMENSIONS, SHORT_NAMES
 from scorer.results.trends import Period, compute_trends
+from scorer.sinks._store_query import recency
 from scorer.view.plots import trend_plots
 
 if TYPE_CHECKING:
     from scorer.sinks.store import StoredRun
 
 __all__ = ["render_page"]
-
-_SHORT = {
-    "goal_achievement": "goal",
-    "tool_efficiency": "tools",
-    "process_adherence": "process",
-    "context_efficiency": "context",
-    "error_handling": "errors",
-    "output_quality": "output",
-}
 
 
 def _asset(name: str) -> Markup:
@@ -59,7 +51,7 @@ def _dimensions() -> list[dict[str, Any]]:
     return [
         {
             "name": name,
-            "short": _SHORT.get(name, name),
+            "short": SHORT_NAMES.get(name, name),
             "kind": rubric[name].data_type,
             "weight": rubric[name].weight,
             "categories": [c.label for c in rubric[name].categories],
@@ -133,7 +125,5 @@ def render_page(
 
 def _latest(runs: list[StoredRun]) -> list[StoredRun]:
     """One run per session (its newest) so trends do not count a session twice."""
-    newest: dict[str, StoredRun] = {}
-    for run in sorted(runs, key=lambda r: (r.card.created_at, r.run_id)):
-        newest[run.card.session_id] = run
+    newest = {run.card.session_id: run for run in sorted(runs, key=recency)}
     return list(newest.values())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 import urllib.error
@@ -15,6 +17,7 @@ from scorer.cli.main import app
 from scorer.models import Session, SessionInfo, SourceKind, langfuse_link
 from scorer.sinks.store import ScoreStore
 from scorer.view.serve import PageServer
+from tests.conftest import BIG_SESSION, require
 from tests.results.helpers import fill_store
 from tests.sinks.cards import make_card
 
@@ -76,6 +79,21 @@ def test_filters_and_empty_wording(clean_env, tmp_path: Path) -> None:
 def test_empty_store(clean_env, tmp_path: Path) -> None:
     html = _view(tmp_path)
     assert "has no scored sessions yet" in html and _data(html)["runs"] == []
+
+
+def test_real_session_timeline_is_in_the_page(clean_env, tmp_path: Path) -> None:
+    session = require(BIG_SESSION)
+    scored = runner.invoke(app, ["session", str(session), "--judge", "heuristic", "--json"])
+    assert scored.exit_code == 0, scored.stderr
+    card = json.loads(scored.stdout)
+    assert card["session"]["project"] and card["session"]["started_at"].startswith("2026-02-12")
+    html = _view(tmp_path)
+    (run,) = _data(html)["runs"]
+    blob = re.search(rf'id="{run["timeline"]}">([^<]+)<', html).group(1)
+    events = json.loads(gzip.decompress(base64.b64decode(blob)))
+    assert len(events) == card["session"]["n_events"] == 684
+    cited = {e["event"] for s in card["scores"].values() for e in s["evidence"]}
+    assert cited <= {e[0] for e in events}  # every evidence link has its event
 
 
 def test_langfuse_link_encodes_the_session_id() -> None:

@@ -207,7 +207,7 @@
       $("session").replaceChildren(el("p", {}, el("a", { href: "#/", text: "← all sessions" })), el("div", { cls: "layout" }, scorecard(r), pane));
       current = { run: r, events: null, rendered: 0, pane };
       let events = null;
-      try { events = await loadTimeline(r.timeline); } catch (err) { pane.replaceChildren(el("div", { cls: "note", text: "cannot decode the timeline: " + err })); }
+      try { events = await loadTimeline(r.timeline); } catch (err) { pane.replaceChildren(el("div", { cls: "note err", text: "cannot decode the timeline: " + err })); }
       if (current.run !== r) return;
       current.events = events;
       if (!events) {
