@@ -116,3 +116,32 @@ def test_serve_is_loopback_only_and_serves_the_page(tmp_path: Path) -> None:
             assert resp.read() == b"<html>hello</html>"
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(server.url + "etc/passwd", timeout=5)
+
+
+def test_view_serve_end_to_end(clean_env, tmp_path: Path) -> None:
+    """`scorer view --serve --no-open` writes the page and serves it on 127.0.0.1."""
+    import os
+    import subprocess
+    import sys
+
+    fill_store()
+    out = tmp_path / "served.html"
+    scorer = Path(sys.executable).with_name("scorer")
+    proc = subprocess.Popen(
+        [str(scorer), "view", "-o", str(out), "--serve", "--no-open"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "300"},
+    )
+    try:
+        url = None
+        for line in proc.stderr:
+            if line.startswith("serving "):
+                url = line.split()[1]
+                break
+        assert url and url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            assert resp.read() == out.read_bytes()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
