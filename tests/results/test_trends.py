@@ -40,7 +40,8 @@ def test_weekly_json(clean_env) -> None:
     w45 = data["periods"][0]
     tools = w45["stats"]["tool_efficiency"]
     assert tools["n"] == 3 and tools["mean"] == pytest.approx(2.0)
-    assert tools["low"] == pytest.approx(2.0 - 4.302653 / 3**0.5, rel=1e-6)
+    assert tools["high"] == pytest.approx(2.0 + 4.302653 / 3**0.5, rel=1e-6)
+    assert tools["low"] == 1.0  # 2.0 - 2.48 is clipped to the 1-5 scale
     lowest = w45["lowest"]
     assert len(lowest) == 2 and lowest[0]["overall"] <= lowest[1]["overall"]
     assert lowest[0]["session_id"] == "sess-02" and lowest[0]["goal"] == "failed"
