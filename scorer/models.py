@@ -6,12 +6,15 @@ Every model here is plain data (pydantic); no I/O happens in this module.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
+from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 
 class SourceKind(StrEnum):
@@ -220,13 +223,84 @@ class JudgeUsage(BaseModel):
         )
 
 
+class SessionInfo(BaseModel):
+    """What a scorecard keeps about the judged session (for filters, trends and the viewer)."""
+
+    started_at: datetime | None = None
+    """When the session started (its first event)."""
+    ended_at: datetime | None = None
+    project: str | None = None
+    """Project name (the working directory's last path part)."""
+    branch: str | None = None
+    """The git branch the session worked on (the last one seen)."""
+    agent_model: str | None = None
+    """The coding agent's main model (the one that answered most often)."""
+    title: str | None = None
+    cwd: str | None = None
+    n_events: int | None = None
+    """Events in the rendered timeline, subagent events included."""
+    langfuse_url: str | None = None
+    """Deep link to the session in the Langfuse UI, when it was read from Langfuse."""
+
+    @classmethod
+    def of(cls, session: Session, n_events: int | None = None) -> SessionInfo:
+        """Describe a (redacted) session: pure, no I/O."""
+        models = Counter(
+            e.model for _, e in session.iter_events() if e.kind == EventKind.ASSISTANT and e.model
+        )
+        agent_model = models.most_common(1)[0][0] if models else None
+        return cls(
+            started_at=session.started_at,
+            ended_at=session.ended_at,
+            project=session.project,
+            branch=session.git_branches[-1] if session.git_branches else None,
+            agent_model=agent_model or (session.models[0] if session.models else None),
+            title=session.title,
+            cwd=session.cwd,
+            n_events=session.n_events if n_events is None else n_events,
+            langfuse_url=langfuse_link(session.origin, session.session_id)
+            if session.source == SourceKind.LANGFUSE
+            else None,
+        )
+
+
+_LANGFUSE_SESSION_URL = re.compile(r"^(https?://.+)/project/([^/]+)/sessions/")
+
+
+def langfuse_link(origin: str | None, session_id: str) -> str | None:
+    """The Langfuse UI link of a session read from Langfuse, with the id URL-encoded."""
+    match = _LANGFUSE_SESSION_URL.match(origin or "")
+    if not match:
+        return None
+    host, project = match.groups()
+    return f"{host}/project/{project}/sessions/{quote(session_id, safe='')}"
+
+
+class TimelineEvent(NamedTuple):
+    """One event of the redacted rendered timeline, as the store keeps it for the viewer."""
+
+    index: int  # type: ignore[assignment]  # the event's number (shadows tuple.index)
+    depth: int
+    text: str
+
+
+SCORECARD_SCHEMA_VERSION = 1
+"""Version of the scorecard JSON shape (`scorer schema`); bump on incompatible changes."""
+
 Recommendation = Literal["continue", "retry", "escalate", "complete"]
 JudgeKind = Literal["llm", "heuristic"]
 
 
 class Scorecard(BaseModel):
-    """The result of judging one session: seven scores, or `unscored` with a reason."""
+    """The result of judging one session: seven scores, or `unscored` with a reason.
 
+    Its JSON (`model_dump(mode="json")`) is the one scorecard shape that `score-session
+    --json`, `scorer scores show --json`, the JSONL export and the viewer all use; its JSON
+    Schema is `scorer schema` (committed as docs/scorecard.schema.json).
+    """
+
+    schema_version: int = SCORECARD_SCHEMA_VERSION
+    """Version of this JSON shape."""
     session_id: str
     source: str
     status: Literal["scored", "unscored"] = "scored"
@@ -252,9 +326,24 @@ class Scorecard(BaseModel):
     usage: JudgeUsage = Field(default_factory=JudgeUsage)
     cost_usd: float = 0.0
     created_at: datetime
+    """When the judge produced this scorecard."""
+    session: SessionInfo = Field(default_factory=SessionInfo)
+    """The judged session's start time, project, branch and agent model."""
     meta: dict[str, Any] = Field(default_factory=dict)
 
     model_config = ConfigDict(ser_json_timedelta="float")
+
+    _timeline: list[TimelineEvent] | None = PrivateAttr(default=None)
+    """The redacted rendered timeline, stored beside the card (never in its JSON)."""
+
+    @property
+    def timeline(self) -> list[TimelineEvent] | None:
+        """The redacted rendered timeline the judge read, when it was attached."""
+        return self._timeline
+
+    def attach_timeline(self, events: list[TimelineEvent]) -> None:
+        """Keep the redacted rendered timeline with the card so the store can save it."""
+        self._timeline = events
 
     @property
     def overall(self) -> float | None:

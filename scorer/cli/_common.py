@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from scorer.errors import ScorerError
 from scorer.settings import get_settings
@@ -52,7 +53,7 @@ def _debug() -> bool:
 
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
     """Print one red line on stderr and return the Exit to raise."""
-    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
     return typer.Exit(code)
 
 

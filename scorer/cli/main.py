@@ -16,7 +16,7 @@ app.command("session", help="Score one session (same as `score-session`).")(scor
 
 
 def _register() -> None:
-    from scorer.cli import backfill, calibrate, configs, live, scores
+    from scorer.cli import backfill, calibrate, configs, live, schema, scores, trends, view
 
     app.add_typer(scores.app, name="scores", help="Browse and push stored scores.")
     app.add_typer(configs.app, name="configs", help="Langfuse score configs from score_configs/.")
@@ -26,6 +26,9 @@ def _register() -> None:
     app.command("calibrate", help="Agreement with ground truth.")(calibrate.calibrate_command)
     app.command("resume-prompt", help="Write the next run's prompt.")(live.resume_prompt_command)
     app.command("assess", help="Write an orientation assessment.")(live.assess_command)
+    app.command("view", help="Write (or serve) the HTML viewer of the store.")(view.view_command)
+    app.command("trends", help="Per-period means, CIs and lowest sessions.")(trends.trends_command)
+    app.command("schema", help="Print the scorecard JSON Schema.")(schema.schema_command)
 
 
 _register()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,6 +18,16 @@ from scorer.cli._common import (
     one_line,
     out,
     print_json,
+)
+from scorer.cli._filters import (
+    AllRuns,
+    Judge,
+    Model,
+    Project,
+    RubricVersion,
+    Since,
+    Until,
+    run_filter,
 )
 from scorer.cli.views import scorecard_view
 from scorer.errors import SourceError
@@ -148,6 +161,51 @@ def _push_errors(store: ScoreStore) -> dict[tuple[str, str, str | None, str], st
         for r in runs
         if r.pushed_at is None
     }
+
+
+class Format(StrEnum):
+    csv = "csv"
+    jsonl = "jsonl"
+    parquet = "parquet"
+
+
+@app.command("export")
+@handle_errors
+def export_command(
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="csv, jsonl or parquet.")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here (default: stdout).")
+    ] = None,
+    project: Project = None,
+    since: Since = None,
+    until: Until = None,
+    judge: Judge = None,
+    model: Model = None,
+    rubric_version: RubricVersion = None,
+    all_runs: AllRuns = False,
+) -> None:
+    """Export stored runs: CSV/Parquet with one column per score and session field; JSONL
+    with one scorecard JSON (see `scorer schema`) per line. Nothing is sent anywhere."""
+    from scorer.results.export import export_text, write_export
+
+    where = run_filter(
+        project=project,
+        since=since,
+        until=until,
+        judge=judge,
+        model=model,
+        rubric_version=rubric_version,
+        all_runs=all_runs,
+    )
+    if output is None and fmt == Format.parquet:
+        raise fail("parquet is binary: give --output FILE")
+    with ScoreStore() as store:
+        runs = store.runs(where)
+    if output is None:
+        sys.stdout.write(export_text(runs, fmt.value))
+        return
+    write_export(runs, fmt.value, output)
+    err.print(f"wrote {len(runs)} run(s) to {output}", highlight=False)
 
 
 @app.command("push")

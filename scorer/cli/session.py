@@ -95,11 +95,8 @@ def dry_run_payload(prepared: Prepared) -> dict:
 
 
 def scorecard_payload(card: Scorecard) -> dict:
-    data = card.model_dump(mode="json")
-    data["scores"] = {name: (s.label or s.value) for name, s in card.scores.items()}
-    data["details"] = {name: s.model_dump(mode="json") for name, s in card.scores.items()}
-    data["usage"] = card.usage.model_dump()
-    return data
+    """The one scorecard JSON shape (see `scorer schema`)."""
+    return card.model_dump(mode="json")
 
 
 @handle_errors

@@ -50,6 +50,7 @@ from scorer.jobs.discovery import SessionRef
 from scorer.jobs.estimate import estimate_prepared
 from scorer.jobs.pipeline import already_scored, resume_write, write_card
 from scorer.jobs.run_state import Context, SessionResult, TokenCounts, failure_reason, ledger_gate
+from scorer.jobs.score import attach_session
 from scorer.judge.anthropic import (
     FINAL_MAX_TOKENS,
     NOTES_MAX_TOKENS,
@@ -411,7 +412,7 @@ class BatchRun:
         if p.multi and len(p.notes) == len(p.chunks):
             meta["chunk_notes"] = [p.notes[i].model_dump() for i in range(len(p.chunks))]
         session = p.prepared.session
-        return self.judge.make_card(
+        card = self.judge.make_card(
             session.session_id,
             session.source.value,
             p.chunks,
@@ -421,6 +422,7 @@ class BatchRun:
             unscored=unscored,
             cost_usd=cost,
         )
+        return attach_session(card, p.prepared)
 
     def _write(self, p: Pending, card: Scorecard) -> SessionResult:
         """Like the direct path: unscored → ledger; scored → `write_card`."""

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from scorer.judge.base import JudgeKind, make_judge
 from scorer.judge.rubric import Rubric
-from scorer.models import Scorecard
+from scorer.models import Scorecard, SessionInfo, TimelineEvent
 from scorer.prepare import Prepared, prepare
 from scorer.settings import get_settings
 from scorer.sources.base import SessionSource
@@ -41,8 +41,17 @@ def judge_prepared(
     rubric: Rubric | None = None,
     client: Any = None,
 ) -> Scorecard:
-    """Run the judge of this kind on a prepared session."""
-    return make_judge(kind, model=model, rubric=rubric, client=client).judge(prepared)
+    """Run the judge of this kind on a prepared session; the card carries the session's
+    description and its redacted rendered timeline (for the store and the viewer)."""
+    card = make_judge(kind, model=model, rubric=rubric, client=client).judge(prepared)
+    return attach_session(card, prepared)
+
+
+def attach_session(card: Scorecard, prepared: Prepared) -> Scorecard:
+    """Stamp the session's metadata and attach its redacted rendered timeline."""
+    card.session = SessionInfo.of(prepared.session, n_events=len(prepared.events))
+    card.attach_timeline([TimelineEvent(*e) for e in prepared.events])
+    return card
 
 
 def judge_and_store(

@@ -12,12 +12,17 @@ Threads: one connection guarded by a lock (`check_same_thread=False`). SQLite se
 writes anyway and a worker pool spends its time waiting on the judge, not the store.
 Other processes can read and write the same file concurrently (WAL mode, busy timeout).
 
-Migrations: `_MIGRATIONS[i]` upgrades the schema from version i to i+1. A later table
-(e.g. a backfill ledger) is one more entry at the end of the list.
+Migrations (`_store_schema.py`): `_MIGRATIONS[i]` upgrades the schema from version i to
+i+1, in place, in one transaction, when a store is opened. A store newer than this
+scorer, or one that is not a score store, fails with a one-line `SinkError`.
+
+The redacted rendered timeline a card carries (`Scorecard.timeline`) is saved beside the
+run (table `timelines`, one per session), so the viewer can show the cited events.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import sqlite3
 import threading
@@ -27,66 +32,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from scorer.errors import SinkError
-from scorer.models import DimensionScore, JudgeUsage, Scorecard
+from scorer.models import DimensionScore, JudgeUsage, Scorecard, TimelineEvent
 from scorer.prepare.redact import redact_value
 from scorer.settings import get_settings
+from scorer.sinks._store_query import (
+    RunFilter,
+    RunSummary,
+    ScoreValue,
+    StoredRun,
+    recency,
+)
+from scorer.sinks._store_query import filters as _filters
+from scorer.sinks._store_query import iso as _iso
+from scorer.sinks._store_schema import MIGRATIONS as _MIGRATIONS
 
-__all__ = ["RunSummary", "ScoreStore"]
-
-_MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE runs (
-        id              INTEGER PRIMARY KEY AUTOINCREMENT,
-        session_id      TEXT NOT NULL,
-        source          TEXT NOT NULL,
-        status          TEXT NOT NULL CHECK (status IN ('scored', 'unscored')),
-        unscored_reason TEXT,
-        raw_reply       TEXT,
-        judge           TEXT NOT NULL,
-        model           TEXT,
-        prompt_version  TEXT NOT NULL,
-        prompt_hash     TEXT NOT NULL,
-        rubric_version  TEXT NOT NULL,
-        rubric_hash     TEXT NOT NULL,
-        package_version TEXT NOT NULL,
-        recommendation  TEXT,
-        summary         TEXT NOT NULL DEFAULT '',
-        accomplishments TEXT NOT NULL DEFAULT '[]',
-        failures        TEXT NOT NULL DEFAULT '[]',
-        unknown_refs    TEXT NOT NULL DEFAULT '[]',
-        n_chunks        INTEGER NOT NULL DEFAULT 0,
-        input_tokens    INTEGER NOT NULL DEFAULT 0,
-        output_tokens   INTEGER NOT NULL DEFAULT 0,
-        cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
-        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-        requests        INTEGER NOT NULL DEFAULT 0,
-        cost_usd        REAL NOT NULL DEFAULT 0,
-        created_at      TEXT NOT NULL,
-        meta            TEXT NOT NULL DEFAULT '{}',
-        pushed_at       TEXT,
-        push_error      TEXT
-    );
-    CREATE INDEX runs_session ON runs (session_id, created_at);
-    CREATE INDEX runs_identity ON runs (session_id, rubric_version, judge, model);
-    CREATE INDEX runs_unpushed ON runs (pushed_at) WHERE pushed_at IS NULL;
-    CREATE TABLE scores (
-        run_id      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-        session_id  TEXT NOT NULL,
-        name        TEXT NOT NULL,
-        value       REAL NOT NULL,
-        label       TEXT,
-        normalized  REAL NOT NULL,
-        rationale   TEXT NOT NULL DEFAULT '',
-        evidence    TEXT NOT NULL DEFAULT '[]',
-        position    INTEGER NOT NULL,
-        PRIMARY KEY (run_id, name)
-    );
-    CREATE INDEX scores_name ON scores (name);
-    """,
-]
+__all__ = ["RunFilter", "RunSummary", "ScoreStore", "ScoreValue", "StoredRun"]
 
 _RUN_COLUMNS = (
     *("session_id", "source", "status", "unscored_reason", "raw_reply", "judge", "model"),
@@ -95,37 +56,11 @@ _RUN_COLUMNS = (
     *("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests"),
     *("cost_usd", "created_at", "meta"),
 )
+_SESSION_COLUMNS = ("started_at", "ended_at", "project", "branch", "agent_model")
 _JSON_COLUMNS = ("accomplishments", "failures", "unknown_refs", "meta")
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests")
 _IDENTITY = ("session_id", "source", "judge", "model", "rubric_version", "rubric_hash",
              "prompt_version", "prompt_hash", "package_version", "status", "recommendation")  # fmt: skip
-
-
-class RunSummary(BaseModel):
-    """One stored run, as `scorer scores list` shows it."""
-
-    run_id: int
-    session_id: str
-    source: str
-    status: str
-    judge: str
-    model: str | None
-    rubric_version: str
-    overall: float | None
-    goal: str | None
-    """The goal_achievement label (e.g. `complete`)."""
-    recommendation: str | None
-    cost_usd: float
-    created_at: datetime
-    pushed_at: datetime | None
-    push_error: str | None
-
-
-def _iso(dt: datetime) -> str:
-    """UTC ISO text, so SQLite's string order is time order."""
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC).isoformat()
 
 
 FIRST_SCORED = "first_scored_at"
@@ -143,7 +78,23 @@ def _run_row(card: Scorecard) -> dict[str, Any]:
     row["created_at"] = _iso(card.created_at)
     for key in _JSON_COLUMNS:
         row[key] = json.dumps(row[key], ensure_ascii=False)
+    info = clean["session"]
+    row.update({k: info[k] for k in _SESSION_COLUMNS})
+    for key in ("started_at", "ended_at"):
+        when = getattr(card.session, key)
+        row[key] = _iso(when) if when else None
+    row["session_info"] = json.dumps(info, ensure_ascii=False)
     return row
+
+
+def _timeline_row(card: Scorecard) -> tuple[Any, ...] | None:
+    """`timelines` row of the card's attached timeline (redacted again, gzip JSON)."""
+    if card.timeline is None:
+        return None
+    clean, _ = redact_value([list(e) for e in card.timeline])
+    blob = gzip.compress(json.dumps(clean, ensure_ascii=False).encode(), compresslevel=6)
+    chars = sum(len(e[2]) for e in clean)
+    return (card.session_id, len(clean), chars, blob, _iso(datetime.now(UTC)))
 
 
 def _score_rows(card: Scorecard) -> list[tuple[Any, ...]]:
@@ -171,6 +122,7 @@ def _card_from(run: sqlite3.Row, scores: list[sqlite3.Row]) -> Scorecard:
     for key in _JSON_COLUMNS:
         data[key] = json.loads(data[key])
     data["usage"] = JudgeUsage(**{k: run[k] for k in _USAGE})
+    data["session"] = json.loads(run["session_info"] or "{}")
     data["scores"] = {
         s["name"]: DimensionScore(
             name=s["name"],
@@ -278,6 +230,7 @@ class ScoreStore:
             SinkError: The database could not be written; nothing was stored.
         """
         scores = _score_rows(scorecard)
+        timeline = _timeline_row(scorecard)
         key = (scorecard.session_id, scorecard.rubric_version, scorecard.judge, scorecard.model)
         same_key = "session_id = ? AND rubric_version = ? AND judge = ? AND model IS ?"
         try:
@@ -301,6 +254,8 @@ class ScoreStore:
                 ).lastrowid
                 assert run_id is not None  # a successful INSERT always sets lastrowid
                 self._insert_scores(db, run_id, scores)
+                if timeline is not None:
+                    db.execute("INSERT OR REPLACE INTO timelines VALUES (?, ?, ?, ?, ?)", timeline)
         except sqlite3.Error as e:
             raise SinkError(f"cannot save scores for {scorecard.session_id}: {e}") from e
         return run_id
@@ -340,6 +295,11 @@ class ScoreStore:
     # ---- reads -------------------------------------------------------------------------
 
     def _cards(self, where: str, params: tuple[Any, ...], tail: str = "") -> list[Scorecard]:
+        return [card for _, card in self._load(where, params, tail)]
+
+    def _load(
+        self, where: str, params: tuple[Any, ...], tail: str = ""
+    ) -> list[tuple[sqlite3.Row, Scorecard]]:
         runs = self._query(f"SELECT * FROM runs WHERE {where} {tail}", params)
         if not runs:
             return []
@@ -353,7 +313,7 @@ class ScoreStore:
                 tuple(chunk),
             ):
                 by_run[s["run_id"]].append(s)
-        return [_card_from(r, by_run[r["id"]]) for r in runs]
+        return [(r, _card_from(r, by_run[r["id"]])) for r in runs]
 
     def latest(
         self, session_id: str, *, judge: str | None = None, model: str | None = None
@@ -407,12 +367,68 @@ class ScoreStore:
             f"WHERE {where} ORDER BY r.created_at DESC, r.id DESC LIMIT ?",
             (*params, limit),
         )
+        scores = self._score_values([r["id"] for r in rows])
+        plain = [k for k in RunSummary.model_fields if k not in ("run_id", "scores", "session")]
         return [
             RunSummary(
-                run_id=r["id"], **{k: r[k] for k in RunSummary.model_fields if k != "run_id"}
+                run_id=r["id"],
+                scores=scores.get(r["id"], {}),
+                session=json.loads(r["session_info"] or "{}"),
+                **{k: r[k] for k in plain},
             )
             for r in rows
         ]
+
+    def _score_values(self, run_ids: list[int]) -> dict[int, dict[str, ScoreValue]]:
+        by_run: dict[int, dict[str, ScoreValue]] = {}
+        for start in range(0, len(run_ids), 500):  # stay under SQLite's variable limit
+            chunk = run_ids[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            for s in self._query(
+                "SELECT run_id, name, value, label, normalized FROM scores "
+                f"WHERE run_id IN ({marks}) ORDER BY run_id, position",
+                tuple(chunk),
+            ):
+                by_run.setdefault(s["run_id"], {})[s["name"]] = ScoreValue(
+                    value=s["value"], label=s["label"], normalized=s["normalized"]
+                )
+        return by_run
+
+    def runs(self, where: RunFilter | None = None) -> list[StoredRun]:
+        """Stored runs matching `where`, oldest session start first (viewer, export)."""
+        clause, params = (where or RunFilter()).sql()
+        order = "ORDER BY COALESCE(started_at, created_at), created_at, id"
+        stored = [
+            StoredRun(run_id=r["id"], pushed_at=r["pushed_at"], push_error=r["push_error"], card=c)
+            for r, c in self._load(clause, params, order)
+        ]
+        if where is not None and where.latest_per_session:
+            newest = {r.card.session_id: r for r in sorted(stored, key=recency)}
+            keep = {r.run_id for r in newest.values()}
+            stored = [r for r in stored if r.run_id in keep]
+        return stored
+
+    def timeline(self, session_id: str) -> list[TimelineEvent] | None:
+        """The redacted rendered timeline stored for a session, or None."""
+        blob = self.timeline_blob(session_id)
+        if blob is None:
+            return None
+        return [TimelineEvent(*e) for e in json.loads(gzip.decompress(blob))]
+
+    def timeline_blob(self, session_id: str) -> bytes | None:
+        """The stored timeline as gzip-compressed JSON `[[index, depth, text], ...]`."""
+        rows = self._query("SELECT events FROM timelines WHERE session_id = ?", (session_id,))
+        return bytes(rows[0]["events"]) if rows else None
+
+    def to_dataframe(self, where: RunFilter | None = None) -> Any:
+        """The runs as a pandas DataFrame, one row per run (the export's columns).
+
+        Raises:
+            ConfigError: pandas is not installed (`pip install 'session-scorer[export]'`).
+        """
+        from scorer.results.rows import to_dataframe
+
+        return to_dataframe(self.runs(where))
 
     def find_sessions(self, prefix: str) -> list[str]:
         """Stored session ids starting with `prefix` (for short ids on the command line)."""
@@ -423,14 +439,3 @@ class ScoreStore:
             (escaped + "%",),
         )
         return [r["session_id"] for r in rows]
-
-
-def _filters(table: str = "", **conds: str | None) -> tuple[str, tuple[Any, ...]]:
-    """`a = ? AND b = ?` for the given non-None conditions (columns of `runs`)."""
-    parts = ["1 = 1"]
-    params: list[Any] = []
-    for column, value in conds.items():
-        if value is not None:
-            parts.append(f"{table}{column} = ?")
-            params.append(value)
-    return " AND ".join(parts), tuple(params)

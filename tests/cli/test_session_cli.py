@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from scorer.cli.main import app
 from scorer.judge.rubric import default_rubric
+from scorer.sinks.store import ScoreStore
 from tests.conftest import CC_PROJECTS, REPO, TERMINAL_BENCH, require
 from tests.fakes.anthropic import FakeAnthropic, message_response, serve, valid_scoring_payload
 
@@ -37,7 +38,8 @@ def test_demo_without_key_uses_heuristic_and_stores(clean_env):
     data = json.loads(result.stdout)
     assert data["judge"] == "heuristic"
     assert set(data["scores"]) == SEVEN
-    assert data["scores"]["goal_achievement"] == "complete"
+    assert data["scores"]["goal_achievement"]["label"] == "complete"
+    assert data["schema_version"] == 1 and data["session"]["n_events"] > 0
     rows = sqlite3.connect(clean_env / "scores.sqlite3").execute("select judge from runs")
     assert [r[0] for r in rows] == ["heuristic"]
 
@@ -163,16 +165,20 @@ def test_llm_path_via_base_url_scores_redacts_and_stores(tmp_path, monkeypatch, 
     assert data["judge"] == "llm" and data["model"] == "claude-sonnet-5-5"
     assert set(data["scores"]) == SEVEN
     rubric = default_rubric()
-    normalized = {d["name"]: d["normalized"] for d in data["details"].values()}
+    normalized = {d["name"]: d["normalized"] for d in data["scores"].values()}
     expected = sum(d.weight * normalized[d.name] for d in rubric.dimensions)
-    assert data["scores"]["overall_quality"] == pytest.approx(expected, abs=1e-4)
+    assert data["scores"]["overall_quality"]["value"] == pytest.approx(expected, abs=1e-4)
     assert data["usage"]["input_tokens"] == 100 and data["cost_usd"] > 0
     body = json.dumps(fake.message_bodies)
     assert "temperature" not in fake.message_bodies[0]
     stored = (clean_env / "scores.sqlite3").read_bytes()
+    with ScoreStore(clean_env / "scores.sqlite3") as db:
+        timeline = json.dumps(db.timeline(data["session_id"]))
+    assert "[REDACTED:" in timeline
     for secret in PLANTED.values():
         assert secret not in body
         assert secret.encode() not in stored
+        assert secret not in timeline
     assert "[REDACTED:" in body
 
 

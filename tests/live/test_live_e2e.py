@@ -99,7 +99,7 @@ def test_live_session_end_to_end(server, repo, clean_env, monkeypatch):
     card = json.loads(result.stdout)
     assert card["session_id"] == "tmux:agent" and card["source"] == "tmux"
     assert card["judge"] == "heuristic" and set(card["scores"]) == SEVEN
-    assert card["scores"]["goal_achievement"] == "complete"  # the last test run is green
+    assert card["scores"]["goal_achievement"]["label"] == "complete"  # the last test run is green
     assert card["recommendation"] == "complete"
 
     scorer_dir = repo / ".scorer"
@@ -112,7 +112,7 @@ def test_live_session_end_to_end(server, repo, clean_env, monkeypatch):
     tests = evaluation["terminal_signals"]["tests"]
     assert (tests["passed"], tests["failed"], tests["ok"]) == (3, 0, True)
     assert evaluation["phase"] == "complete" and evaluation["progress_percent"] >= 90
-    assert evaluation["overall"] == pytest.approx(card["scores"]["overall_quality"])
+    assert evaluation["overall"] == pytest.approx(card["scores"]["overall_quality"]["value"])
     history = (scorer_dir / "history.jsonl").read_text().splitlines()
     assert len(history) == 1 and json.loads(history[0])["overall"] == evaluation["overall"]
 
@@ -161,7 +161,7 @@ def test_live_session_end_to_end(server, repo, clean_env, monkeypatch):
     escalated = score_tmux(server, "agent", repo, base, "--judge", "heuristic",
                            "--escalate-below", "0.99")  # fmt: skip
     assert escalated.exit_code == 4
-    assert json.loads(escalated.stdout)["scores"]["overall_quality"] < 0.99
+    assert json.loads(escalated.stdout)["scores"]["overall_quality"]["value"] < 0.99
     assert "ESCALATE" in escalated.stderr
     assert len((scorer_dir / "history.jsonl").read_text().splitlines()) == 3
 
@@ -170,7 +170,7 @@ def test_live_session_end_to_end(server, repo, clean_env, monkeypatch):
     cached = score_tmux(server, "agent", repo, base, "--judge", "heuristic")
     assert cached.exit_code == 0, cached.stderr
     assert "scored its last cached capture" in cached.stderr
-    assert json.loads(cached.stdout)["scores"]["goal_achievement"] == "complete"
+    assert json.loads(cached.stdout)["scores"]["goal_achievement"]["label"] == "complete"
 
 
 def test_session_killed_before_capture_without_cache_is_one_line(server, repo, clean_env):

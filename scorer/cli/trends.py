@@ -1,0 +1,118 @@
+"""`scorer trends`: per-period means with counts and confidence intervals, and the lowest
+sessions per period (the weekly monitoring view, in the terminal)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+from rich.console import Group
+from rich.table import Table
+
+from scorer.cli._common import err, handle_errors, out, print_json
+from scorer.cli._filters import (
+    AllRuns,
+    Judge,
+    Model,
+    Project,
+    RubricVersion,
+    Since,
+    Until,
+    run_filter,
+)
+from scorer.results.rows import SHORT_NAMES
+from scorer.results.trends import TREND_SCORES, DimensionStat, Trends, compute_trends
+from scorer.sinks.store import ScoreStore
+
+
+class By(StrEnum):
+    week = "week"
+    day = "day"
+
+
+class ScaleName(StrEnum):
+    normalized = "normalized"
+    raw = "raw"
+
+
+def _cell(stat: DimensionStat | None) -> str:
+    if stat is None:
+        return "-"
+    if stat.low is None or stat.high is None:
+        return f"[bold]{stat.mean:.2f}[/]"
+    return f"[bold]{stat.mean:.2f}[/]\n[dim]{stat.low:.2f}–{stat.high:.2f}[/]"
+
+
+def trends_tables(trends: Trends) -> Group:
+    """Means table (one row per period) and lowest-sessions table (pure)."""
+    level = f"{trends.confidence:.0%}"
+    means = Table(
+        title=f"mean per {trends.by} ({trends.scale} scale) and {level} t interval",
+        header_style="bold",
+    )
+    means.add_column(trends.by, no_wrap=True)
+    means.add_column("n", justify="right")
+    for name in TREND_SCORES:
+        means.add_column(SHORT_NAMES.get(name, name), justify="right", min_width=9)
+    lowest = Table(title=f"lowest overall per {trends.by}", header_style="bold")
+    for col in (trends.by, "overall", "goal", "recommendation", "project", "session"):
+        lowest.add_column(
+            col,
+            justify="right" if col == "overall" else "left",
+            no_wrap=col != "session",
+            overflow="fold",
+        )
+    for period in trends.periods:
+        cells = [_cell(period.stats.get(n)) for n in TREND_SCORES]
+        means.add_row(period.label, str(period.n_sessions), *cells)
+        for low in period.lowest:
+            lowest.add_row(
+                period.label,
+                f"{low.overall:.2f}",
+                low.goal or "-",
+                low.recommendation or "-",
+                low.project or "-",
+                low.session_id,
+            )
+    return Group(means, lowest)
+
+
+@handle_errors
+def trends_command(
+    by: Annotated[By, typer.Option(help="Period: ISO week (Monday start) or day, UTC.")] = By.week,
+    project: Project = None,
+    since: Since = None,
+    until: Until = None,
+    judge: Judge = None,
+    model: Model = None,
+    rubric_version: RubricVersion = None,
+    all_runs: AllRuns = False,
+    lowest: Annotated[int, typer.Option(min=0, help="Lowest sessions listed per period.")] = 3,
+    scale: Annotated[
+        ScaleName, typer.Option(help="normalized: every score on 0..1; raw: levels/values.")
+    ] = ScaleName.normalized,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Per-period means of the seven scores with counts and confidence intervals, and the
+    lowest-scoring sessions of each period. Sessions are filed by their start time."""
+    where = run_filter(
+        project=project,
+        since=since,
+        until=until,
+        judge=judge,
+        model=model,
+        rubric_version=rubric_version,
+        all_runs=all_runs,
+        status="scored",
+    )
+    with ScoreStore() as store:
+        runs = store.runs(where)
+    trends = compute_trends(runs, by=by.value, lowest=lowest, scale=scale.value)
+    if as_json:
+        print_json(trends.model_dump(mode="json"))
+        return
+    if not trends.periods:
+        err.print("no scored sessions match (see `scorer scores list`)")
+        return
+    out.print(trends_tables(trends))

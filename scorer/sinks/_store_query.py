@@ -1,0 +1,110 @@
+"""What the score store's queries return and take: run summaries, stored runs, filters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from scorer.models import Scorecard, SessionInfo
+
+__all__ = ["RunFilter", "RunSummary", "ScoreValue", "StoredRun", "filters", "iso"]
+
+
+class StoredRun(BaseModel):
+    """A stored scorecard with the store's own bookkeeping."""
+
+    run_id: int
+    pushed_at: datetime | None = None
+    push_error: str | None = None
+    card: Scorecard
+
+
+class RunFilter(BaseModel):
+    """Which runs to read (every field optional; None means any).
+
+    `since`/`until` apply to the session's start time, or to when it was scored for
+    runs stored before the start time was kept.
+    """
+
+    session_id: str | None = None
+    project: str | None = None
+    judge: str | None = None
+    model: str | None = None
+    rubric_version: str | None = None
+    status: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    latest_per_session: bool = False
+    """Keep only each session's newest run (after the other filters)."""
+
+    def sql(self) -> tuple[str, tuple[Any, ...]]:
+        """The WHERE clause over `runs` and its parameters."""
+        where, params = filters(
+            session_id=self.session_id,
+            project=self.project,
+            judge=self.judge,
+            model=self.model,
+            rubric_version=self.rubric_version,
+            status=self.status,
+        )
+        when = "COALESCE(started_at, created_at)"
+        if self.since is not None:
+            where, params = f"{where} AND {when} >= ?", (*params, iso(self.since))
+        if self.until is not None:
+            where, params = f"{where} AND {when} < ?", (*params, iso(self.until))
+        return where, params
+
+
+class RunSummary(BaseModel):
+    """One stored run, as `scorer scores list` shows it."""
+
+    run_id: int
+    session_id: str
+    source: str
+    status: str
+    judge: str
+    model: str | None
+    rubric_version: str
+    overall: float | None
+    goal: str | None
+    """The goal_achievement label (e.g. `complete`)."""
+    recommendation: str | None
+    cost_usd: float
+    created_at: datetime
+    pushed_at: datetime | None
+    push_error: str | None
+    scores: dict[str, ScoreValue] = Field(default_factory=dict)
+    """All seven scores of the run (empty when unscored)."""
+    session: SessionInfo = Field(default_factory=SessionInfo)
+
+
+class ScoreValue(BaseModel):
+    """One score in a `RunSummary`: value, category label and the 0..1 normalised value."""
+
+    value: float
+    label: str | None = None
+    normalized: float
+
+
+def iso(dt: datetime) -> str:
+    """UTC ISO text, so SQLite's string order is time order."""
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC).isoformat()
+
+
+def recency(run: StoredRun) -> tuple[datetime, int]:
+    return run.card.created_at, run.run_id
+
+
+def filters(table: str = "", **conds: str | None) -> tuple[str, tuple[Any, ...]]:
+    """`a = ? AND b = ?` for the given non-None conditions (columns of `runs`)."""
+    parts = ["1 = 1"]
+    params: list[Any] = []
+    for column, value in conds.items():
+        if value is not None:
+            parts.append(f"{table}{column} = ?")
+            params.append(value)
+    return " AND ".join(parts), tuple(params)

@@ -1,0 +1,81 @@
+"""The score store's SQLite schema: `MIGRATIONS[i]` upgrades version i to i+1.
+
+v1: `runs` (one judged session) and `scores` (one row per dimension of a run).
+v2: the session's start/end time, project, branch and agent model on `runs` (plus the
+    rest of `SessionInfo` as JSON), and `timelines`: the redacted rendered timeline of
+    each session, gzip-compressed JSON `[[index, depth, text], ...]`, for the viewer.
+    Runs stored before v2 keep NULLs there (their session was not kept).
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE runs (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id      TEXT NOT NULL,
+        source          TEXT NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('scored', 'unscored')),
+        unscored_reason TEXT,
+        raw_reply       TEXT,
+        judge           TEXT NOT NULL,
+        model           TEXT,
+        prompt_version  TEXT NOT NULL,
+        prompt_hash     TEXT NOT NULL,
+        rubric_version  TEXT NOT NULL,
+        rubric_hash     TEXT NOT NULL,
+        package_version TEXT NOT NULL,
+        recommendation  TEXT,
+        summary         TEXT NOT NULL DEFAULT '',
+        accomplishments TEXT NOT NULL DEFAULT '[]',
+        failures        TEXT NOT NULL DEFAULT '[]',
+        unknown_refs    TEXT NOT NULL DEFAULT '[]',
+        n_chunks        INTEGER NOT NULL DEFAULT 0,
+        input_tokens    INTEGER NOT NULL DEFAULT 0,
+        output_tokens   INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        requests        INTEGER NOT NULL DEFAULT 0,
+        cost_usd        REAL NOT NULL DEFAULT 0,
+        created_at      TEXT NOT NULL,
+        meta            TEXT NOT NULL DEFAULT '{}',
+        pushed_at       TEXT,
+        push_error      TEXT
+    );
+    CREATE INDEX runs_session ON runs (session_id, created_at);
+    CREATE INDEX runs_identity ON runs (session_id, rubric_version, judge, model);
+    CREATE INDEX runs_unpushed ON runs (pushed_at) WHERE pushed_at IS NULL;
+    CREATE TABLE scores (
+        run_id      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        session_id  TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        value       REAL NOT NULL,
+        label       TEXT,
+        normalized  REAL NOT NULL,
+        rationale   TEXT NOT NULL DEFAULT '',
+        evidence    TEXT NOT NULL DEFAULT '[]',
+        position    INTEGER NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE INDEX scores_name ON scores (name);
+    """,
+    """
+    ALTER TABLE runs ADD COLUMN started_at TEXT;
+    ALTER TABLE runs ADD COLUMN ended_at TEXT;
+    ALTER TABLE runs ADD COLUMN project TEXT;
+    ALTER TABLE runs ADD COLUMN branch TEXT;
+    ALTER TABLE runs ADD COLUMN agent_model TEXT;
+    ALTER TABLE runs ADD COLUMN session_info TEXT NOT NULL DEFAULT '{}';
+    CREATE INDEX runs_started ON runs (started_at);
+    CREATE INDEX runs_project ON runs (project, started_at);
+    CREATE TABLE timelines (
+        session_id  TEXT PRIMARY KEY,
+        n_events    INTEGER NOT NULL,
+        chars       INTEGER NOT NULL,
+        events      BLOB NOT NULL,
+        rendered_at TEXT NOT NULL
+    );
+    """,
+]

@@ -1,0 +1,129 @@
+"""Build the self-contained viewer page from stored runs (Jinja2 template + small JS).
+
+Data goes in as JSON (`|tojson`, so no `</script>` can end it early); each session's
+redacted timeline goes in as gzip+base64 text in its own script tag that the page decodes
+only when that session is opened. No external asset, no network: the page's CSP forbids
+every fetch.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from scorer import __version__
+from scorer.judge.rubric import OVERALL, default_rubric
+from scorer.results.rows import DIMENSIONS, SHORT_NAMES
+from scorer.results.trends import Period, compute_trends
+from scorer.sinks._store_query import recency
+from scorer.view.plots import trend_plots
+
+if TYPE_CHECKING:
+    from scorer.sinks.store import StoredRun
+
+__all__ = ["render_page"]
+
+
+def _asset(name: str) -> Markup:
+    text = resources.files("scorer.view").joinpath("templates", name).read_text("utf-8")
+    if "</script" in text.lower() or "</style" in text.lower():
+        raise ValueError(f"{name} must not contain a closing script/style tag")
+    return Markup(text)
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("scorer.view", "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _dimensions() -> list[dict[str, Any]]:
+    rubric = {d.name: d for d in default_rubric().dimensions}
+    return [
+        {
+            "name": name,
+            "short": SHORT_NAMES.get(name, name),
+            "kind": rubric[name].data_type,
+            "weight": rubric[name].weight,
+            "categories": [c.label for c in rubric[name].categories],
+        }
+        for name in DIMENSIONS
+    ]
+
+
+def page_data(runs: list[StoredRun], timeline_ids: dict[str, str]) -> dict[str, Any]:
+    """The JSON the page embeds: every run as the scorecard JSON plus store bookkeeping."""
+    return {
+        "generated_by": f"session-scorer {__version__}",
+        "overall": OVERALL,
+        "dimensions": _dimensions(),
+        "runs": [
+            {
+                "run_id": r.run_id,
+                "pushed_at": r.pushed_at.isoformat() if r.pushed_at else None,
+                "timeline": timeline_ids.get(r.card.session_id),
+                "card": r.card.model_dump(mode="json"),
+            }
+            for r in runs
+        ],
+    }
+
+
+def render_page(
+    runs: list[StoredRun],
+    timeline_blob: Callable[[str], bytes | None],
+    *,
+    store: str = "",
+    by: Period = "week",
+    filtered: bool = False,
+    now: datetime | None = None,
+) -> str:
+    """The whole HTML page.
+
+    Args:
+        runs: The runs to show (newest sessions are sorted first by the page itself).
+        timeline_blob: Gives a session's stored gzip timeline (or None), e.g.
+            `ScoreStore.timeline_blob`.
+        store: The store path, named on the empty page.
+        by: Period of the trend plots.
+        filtered: Whether `runs` were filtered (wording of the empty page).
+        now: Generation time shown in the header.
+    """
+    timeline_ids: dict[str, str] = {}
+    timelines: list[tuple[str, str]] = []
+    for session_id in dict.fromkeys(r.card.session_id for r in runs):
+        blob = timeline_blob(session_id)
+        if blob is not None:
+            timeline_ids[session_id] = f"tl-{len(timelines)}"
+            timelines.append((timeline_ids[session_id], base64.b64encode(blob).decode("ascii")))
+    scored = [r for r in runs if r.card.status == "scored"]
+    trends = compute_trends(_latest(scored), by=by, lowest=5)
+    template = _environment().get_template("viewer.html.j2")
+    return template.render(
+        version=__version__,
+        n_runs=len(runs),
+        store=store,
+        filtered=filtered,
+        generated_at=(now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
+        css=_asset("viewer.css"),
+        js=_asset("viewer.js"),
+        data=page_data(runs, timeline_ids),
+        timelines=timelines,
+        trends=trends,
+        plots=trend_plots(trends),
+    )
+
+
+def _latest(runs: list[StoredRun]) -> list[StoredRun]:
+    """One run per session (its newest) so trends do not count a session twice."""
+    newest = {run.card.session_id: run for run in sorted(runs, key=recency)}
+    return list(newest.values())
