@@ -1,24 +1,28 @@
-"""session-scorer: judge coding-agent sessions on six dimensions plus a weighted overall."""
+"""session-scorer: judge coding-agent sessions on six dimensions plus a weighted overall.
 
-from importlib.metadata import PackageNotFoundError, version
+The public names are loaded on first use (PEP 562), so `import scorer.cli.session` for
+`--help` does not pay for the pydantic models or `importlib.metadata`.
+"""
 
-from scorer.models import (
-    Chunk,
-    DimensionScore,
-    Event,
-    EventKind,
-    EvidenceRef,
-    JudgeUsage,
-    Scorecard,
-    Session,
-    SourceKind,
-    TokenUsage,
-)
+from __future__ import annotations
 
-try:
-    __version__ = version("session-scorer")
-except PackageNotFoundError:  # running from a checkout without install
-    __version__ = "0.0.0"
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scorer.models import (
+        Chunk,
+        DimensionScore,
+        Event,
+        EventKind,
+        EvidenceRef,
+        JudgeUsage,
+        Scorecard,
+        Session,
+        SourceKind,
+        TokenUsage,
+    )
+
+    __version__: str
 
 __all__ = [
     "Chunk",
@@ -33,3 +37,29 @@ __all__ = [
     "TokenUsage",
     "__version__",
 ]
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("session-scorer")
+    except PackageNotFoundError:  # running from a checkout without install
+        return "0.0.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value: Any = _package_version()
+    elif name in __all__:
+        from scorer import models
+
+        value = getattr(models, name)
+    else:
+        raise AttributeError(f"module 'scorer' has no attribute {name!r}")
+    globals()[name] = value  # cache: later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -20,14 +20,13 @@ from scorer.cli._common import (
     out,
     print_json,
 )
-from scorer.cli.views import chunk_plan_table, scorecard_view, session_summary, signals_table
 from scorer.errors import ConfigError
-from scorer.jobs.score import Prepared, judge_and_store, prepare
-from scorer.models import Scorecard
-from scorer.sources.base import SessionSource
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used, so `--help` starts fast
+    from scorer.jobs.score import Prepared
+    from scorer.models import Scorecard
     from scorer.sinks.langfuse import PushResult
+    from scorer.sources.base import SessionSource
 
 
 class SourceName(StrEnum):
@@ -177,6 +176,9 @@ def score_session_command(
     ] = None,
 ) -> None:
     """Score one coding-agent session on six dimensions plus a weighted overall."""
+    from scorer.cli.views import chunk_plan_table, scorecard_view, session_summary, signals_table
+    from scorer.jobs.score import judge_and_store, prepare
+
     task = read_task(prompt, prompt_file)
     src = build_source(
         arg,
