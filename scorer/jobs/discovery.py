@@ -32,7 +32,7 @@ from scorer.errors import ConfigError, SourceError
 PAGE_LIMIT = 1000
 OBSERVATION_FIELDS = "core,basic,trace_context"
 SUBWINDOW = timedelta(days=1)
-"""The first adaptive sub-window; later ones double while their results fit in a page."""
+"""The first adaptive sub-window; `next_step` sizes the later ones."""
 MIN_SPLIT = timedelta(hours=1)
 """A full page splits its sub-window down to this span; below it the cursor is followed."""
 OVERLAP = timedelta(minutes=5)
