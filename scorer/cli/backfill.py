@@ -6,18 +6,21 @@ Progress and the summary table go to stderr; `--json` prints the summary on stdo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
 from scorer.cli.progress import BackfillBar
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
-from scorer.jobs.discovery import parse_shard
+from scorer.jobs.discovery import DiscoveryProgress, parse_shard, watch_discovery
 
 
 class BackfillSource(StrEnum):
@@ -64,6 +67,34 @@ def render_summary(summary: BackfillSummary) -> None:
         err.print(
             f"  queued for review: {len(s.escalated)} escalated, {len(s.calibration)} calibration"
         )
+
+
+@contextmanager
+def discovery_status(console: Console, *, enabled: bool) -> Iterator[None]:
+    """A live status line while Langfuse discovery runs (terminals only, never on a pipe).
+
+    It stops when discovery reports it is done, before the scoring progress bar starts.
+    """
+    if not (enabled and console.is_terminal):
+        yield
+        return
+    status = console.status("discovering sessions in Langfuse…")
+
+    def show(p: DiscoveryProgress) -> None:
+        if p.done:
+            status.stop()
+            return
+        status.update(
+            f"discovering sessions in Langfuse… {p.sessions} found, listed up to "
+            f"{p.reached:%Y-%m-%d %H:%M} ({p.fraction:.0%} of the window), {p.requests} requests"
+        )
+
+    status.start()
+    try:
+        with watch_discovery(show):
+            yield
+    finally:
+        status.stop()
 
 
 @handle_errors
@@ -166,7 +197,9 @@ def backfill_command(
     )
     if batch_api and judge == BackfillJudge.heuristic:
         raise ConfigError("--batch-api needs --judge llm")
-    summary = run_backfill(opts, progress=BackfillBar if progress and not as_json else None)
+    show = progress and not as_json
+    with discovery_status(err, enabled=show and source == BackfillSource.langfuse):
+        summary = run_backfill(opts, progress=BackfillBar if show else None)
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -19,13 +19,12 @@ from scorer.cli._common import (
     out,
     print_json,
 )
-from scorer.cli.views import chunk_plan_table, scorecard_view, session_summary, signals_table
 from scorer.errors import ConfigError
-from scorer.jobs.score import score_session
-from scorer.models import Scorecard
-from scorer.prepare import Prepared, prepare
-from scorer.sources import SourceOptions, resolve
-from scorer.sources.base import SessionSource
+
+if TYPE_CHECKING:  # imported where used, so `--help` starts fast
+    from scorer.models import Scorecard
+    from scorer.prepare import Prepared
+    from scorer.sources.base import SessionSource
 
 
 class SourceName(StrEnum):
@@ -52,6 +51,9 @@ def _show_plan(
     as_json: bool,
 ) -> None:
     """`--render` (the timeline) or `--dry-run` (summary, signals, chunk plan)."""
+    from scorer.cli.views import chunk_plan_table, session_summary, signals_table
+    from scorer.prepare import prepare
+
     session = src.load()
     if task and not session.task:
         session.task = task
@@ -145,6 +147,10 @@ def score_session_command(
     ] = None,
 ) -> None:
     """Score one coding-agent session on six dimensions plus a weighted overall."""
+    from scorer.cli.views import scorecard_view
+    from scorer.jobs.score import score_session
+    from scorer.sources import SourceOptions, resolve
+
     task = read_task(prompt, prompt_file)
     src = resolve(
         arg,

@@ -54,7 +54,6 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import ConfigError, CredentialsError
-from scorer.jobs.batches import run_batches
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local, select
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
 from scorer.jobs.pipeline import estimate_one, process
@@ -265,6 +264,8 @@ def _run_pool(
     make_tracker = progress or (lambda total, dry_run: NoProgress())
     if ctx.opts.batch_api and not ctx.opts.dry_run:
         with make_tracker(len(refs), False) as bar:
+            from scorer.jobs.batches import run_batches  # imports the SDK: LLM runs only
+
             return run_batches(ctx, refs, on_result=bar.advance)
     results: list[SessionResult] = []
     with (

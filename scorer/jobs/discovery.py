@@ -2,8 +2,13 @@
 
 Local: every `<root>/<project>/<session>.jsonl` (subagent `agent-*.jsonl` files excluded)
 whose modification time falls in the window. Langfuse: root observations from
-`GET /api/public/v2/observations`, paged with a cursor over consecutive overlapping
-sub-windows, deduplicated by observation id and grouped by `sessionId`.
+`GET /api/public/v2/observations`, deduplicated by observation id and grouped by
+`sessionId`. The window is walked with adaptive sub-windows, so the cost follows the
+number of observations, not the number of days: each sub-window is sized to hold about
+half a page at the density the previous one showed, at most doubling (empty ranges are
+crossed in a few requests); a full first page halves its sub-window and asks again
+(down to `MIN_SPLIT`, below which the cursor is followed). A progress callback hears
+after every page how far discovery got.
 
 Either way a session whose last activity is within the idle threshold is still running
 and is left for a later run. Selection afterwards (`select`) is pure: shard by a stable
@@ -14,7 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,6 +32,9 @@ from scorer.errors import ConfigError, SourceError
 PAGE_LIMIT = 1000
 OBSERVATION_FIELDS = "core,basic,trace_context"
 SUBWINDOW = timedelta(days=1)
+"""The first adaptive sub-window; `next_step` sizes the later ones."""
+MIN_SPLIT = timedelta(hours=1)
+"""A full page splits its sub-window down to this span; below it the cursor is followed."""
 OVERLAP = timedelta(minutes=5)
 """Sub-windows overlap so an observation on a boundary is never missed; dedupe by id."""
 
@@ -54,6 +64,48 @@ class Discovery:
     pages: int = 0
     without_session: int = 0
     """Root observations with no sessionId (not scoreable as a session)."""
+
+
+@dataclass(frozen=True)
+class DiscoveryProgress:
+    """How far a Langfuse discovery got; sent to the progress callback after each page."""
+
+    sessions: int
+    """Distinct sessions seen so far (active ones included)."""
+    observations: int
+    """Distinct root observations seen so far."""
+    requests: int
+    """List requests made so far."""
+    reached: datetime
+    """Everything in `[start, reached)` has been listed."""
+    start: datetime
+    end: datetime
+    done: bool = False
+    """True on the last call, once the whole window is listed."""
+
+    @property
+    def fraction(self) -> float:
+        """Share of the window listed, 0..1."""
+        span = (self.end - self.start).total_seconds()
+        return 1.0 if span <= 0 else (self.reached - self.start).total_seconds() / span
+
+
+ProgressFn = Callable[[DiscoveryProgress], None]
+_LISTENER: ContextVar[ProgressFn | None] = ContextVar("discovery_progress", default=None)
+
+
+@contextmanager
+def watch_discovery(callback: ProgressFn) -> Iterator[None]:
+    """Send the progress of Langfuse discoveries run in this context to `callback`.
+
+    For callers that reach discovery through layers that do not pass a callback along
+    (the CLI around `run_backfill`); an explicit `progress=` argument wins.
+    """
+    token = _LISTENER.set(callback)
+    try:
+        yield
+    finally:
+        _LISTENER.reset(token)
 
 
 # --- local -------------------------------------------------------------------------
@@ -152,24 +204,6 @@ def _iso(when: datetime) -> str:
     return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def subwindows(
-    start: datetime, end: datetime, step: timedelta = SUBWINDOW, overlap: timedelta = OVERLAP
-) -> list[tuple[datetime, datetime]]:
-    """Consecutive `[a, b)` windows of `step` covering `[start, end)`, each reaching back
-    `overlap` into the previous one."""
-    if end <= start:
-        raise ConfigError(
-            f"empty window: --from {start.isoformat()} is not before --to {end.isoformat()}"
-        )
-    out: list[tuple[datetime, datetime]] = []
-    cursor = start
-    while cursor < end:
-        upper = min(cursor + step, end)
-        out.append((max(start, cursor - overlap), upper))
-        cursor = upper
-    return out
-
-
 def iter_root_observations(
     api: Any,
     start: datetime,
@@ -179,40 +213,84 @@ def iter_root_observations(
     environment: str | None = None,
     user: str | None = None,
     stats: Discovery | None = None,
+    on_page: Callable[[datetime], None] | None = None,
 ) -> Iterator[Any]:
-    """Root observations in the window, each observation id once.
+    """Root observations in `[start, end)`, each observation id once.
 
-    Every page goes through `LangfuseClient.call`, so a 429 waits for its `Retry-After`
-    and a 5xx backs off instead of ending the whole discovery.
+    Walks adaptive sub-windows (see the module docstring), earliest first, each
+    reaching back `OVERLAP` into the previous one. Every page goes through
+    `LangfuseClient.call`, so a 429 waits for its `Retry-After` and a 5xx backs off
+    instead of ending the whole discovery. `on_page(reached)` is called after each
+    page's observations were yielded, with the time up to which the window is listed.
     """
     from scorer.langfuse_client import get_client
 
+    if end <= start:
+        raise ConfigError(
+            f"empty window: --from {start.isoformat()} is not before --to {end.isoformat()}"
+        )
     client = get_client(api)
+
+    def page_of(lo: datetime, hi: datetime, cursor: str | None) -> Any:
+        if stats:
+            stats.pages += 1
+        return client.call(
+            client.api.observations.get_many,
+            error=SourceError,
+            what=f"listing root observations in [{_iso(lo)}, {_iso(hi)})",
+            fields=OBSERVATION_FIELDS,
+            limit=PAGE_LIMIT,
+            cursor=cursor,
+            filter=json.dumps(
+                observation_filter(lo, hi, tags=tags, environment=environment, user=user)
+            ),
+        )
+
     seen: set[str] = set()
-    for lo, hi in subwindows(start, end):
-        flt = json.dumps(observation_filter(lo, hi, tags=tags, environment=environment, user=user))
-        cursor: str | None = None
-        while True:
-            page = client.call(
-                client.api.observations.get_many,
-                error=SourceError,
-                what=f"listing root observations in [{_iso(lo)}, {_iso(hi)})",
-                fields=OBSERVATION_FIELDS,
-                limit=PAGE_LIMIT,
-                cursor=cursor,
-                filter=flt,
-            )
-            if stats:
-                stats.pages += 1
-            for obs in page.data:
-                oid = _get(obs, "id")
-                if oid in seen:
-                    continue
-                seen.add(oid)
-                yield obs
-            cursor = _get(page.meta, "cursor")
-            if not cursor or not page.data:
-                break
+    notify = on_page or (lambda reached: None)
+    reached, step = start, SUBWINDOW
+    dense_until = start  # [reached, dense_until) held a full page when last asked
+    while reached < end:
+        hi = min(reached + step, end)
+        if dense_until > reached:  # don't grow back into a range known to be full
+            hi = min(hi, max(reached + (dense_until - reached) / 2, reached + MIN_SPLIT))
+        lo = max(start, reached - OVERLAP)
+        page = page_of(lo, hi, None)
+        while _is_full(page) and hi - reached > MIN_SPLIT:
+            # Too dense for one page: try the first half instead (these rows come again).
+            yield from _unseen(page.data, seen)
+            notify(reached)
+            dense_until, hi = hi, reached + (hi - reached) / 2
+            page = page_of(lo, hi, None)
+        rows = len(page.data)
+        yield from _unseen(page.data, seen)
+        while (cursor := _get(page.meta, "cursor")) and page.data:
+            notify(reached)
+            page = page_of(lo, hi, cursor)
+            rows += len(page.data)
+            yield from _unseen(page.data, seen)
+        span, reached = hi - reached, hi
+        notify(reached)
+        step = next_step(span, rows)
+
+
+def next_step(span: timedelta, rows: int) -> timedelta:
+    """The next sub-window: aim at half a page at the density just seen, at most 2x."""
+    growth = min(2.0, PAGE_LIMIT / 2 / rows) if rows else 2.0
+    return max(span * growth, MIN_SPLIT)
+
+
+def _is_full(page: Any) -> bool:
+    """A full page with more to come (a short page with a cursor is a size cap: page on)."""
+    return len(page.data) >= PAGE_LIMIT and bool(_get(page.meta, "cursor"))
+
+
+def _unseen(observations: Iterable[Any], seen: set[str]) -> Iterator[Any]:
+    for obs in observations:
+        oid = _get(obs, "id")
+        if oid not in seen:
+            seen.add(oid)
+            yield obs
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -236,13 +314,47 @@ def discover_langfuse(
     user: str | None = None,
     idle: timedelta = timedelta(minutes=30),
     now: datetime | None = None,
+    progress: ProgressFn | None = None,
 ) -> Discovery:
-    """Langfuse sessions with a root observation in the window, grouped by `sessionId`."""
+    """Langfuse sessions with a root observation in the window, grouped by `sessionId`.
+
+    Args:
+        api: A `LangfuseClient`, `LangfuseAPI` or `Langfuse()` object.
+        start: Inclusive window start (root observations' `startTime`).
+        end: Exclusive window end.
+        tags: Trace tags that must all be present.
+        environment: Only this environment.
+        user: Only this user id.
+        idle: A session active less than this long ago is left for a later run.
+        now: The current time (tests pin it).
+        progress: Called after every list request and once at the end (`done=True`);
+            defaults to the callback set by `watch_discovery`, if any.
+
+    Returns:
+        The finished sessions (oldest first), the active ones and the counts.
+    """
     now = now or datetime.now(UTC)
     found = Discovery()
     groups: dict[str, SessionRef] = {}
+    report = progress or _LISTENER.get()
+
+    def on_page(reached: datetime, done: bool = False) -> None:
+        if report:
+            report(
+                DiscoveryProgress(
+                    len(groups), found.observations, found.pages, reached, start, end, done
+                )
+            )
+
     for obs in iter_root_observations(
-        api, start, end, tags=tags, environment=environment, user=user, stats=found
+        api,
+        start,
+        end,
+        tags=tags,
+        environment=environment,
+        user=user,
+        stats=found,
+        on_page=on_page,
     ):
         found.observations += 1
         sid = _get(obs, "sessionId") or _get(obs, "session_id")
@@ -258,6 +370,7 @@ def discover_langfuse(
         )
         if seen_at and (ref.last_activity is None or seen_at > ref.last_activity):
             ref.last_activity = seen_at
+    on_page(end, done=True)
     for ref in groups.values():
         if ref.last_activity and now - ref.last_activity < idle:
             found.active.append(ref.session_id)

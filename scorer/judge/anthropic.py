@@ -29,7 +29,7 @@ from typing import Any
 import anthropic
 from pydantic import BaseModel
 
-import scorer
+from scorer._version import package_version
 from scorer.errors import CredentialsError, JudgeError
 from scorer.judge import prompts as P
 from scorer.judge.cost import Pricing, load_pricing
@@ -362,7 +362,7 @@ class AnthropicJudge:
             prompt_hash=self.prompts.hash,
             rubric_version=self.rubric.version,
             rubric_hash=self.rubric.hash,
-            package_version=scorer.__version__,
+            package_version=package_version(),
             n_chunks=len(chunks),
             usage=usage,
             cost_usd=self.pricing.cost_usd(usage, self.model) if cost_usd is None else cost_usd,

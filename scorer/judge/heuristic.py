@@ -54,7 +54,7 @@ import re
 from collections import Counter
 from datetime import UTC, datetime
 
-from scorer import __version__
+from scorer._version import package_version
 from scorer.judge.rubric import OVERALL, Rubric, default_rubric
 from scorer.models import (
     DimensionScore,
@@ -201,7 +201,7 @@ class HeuristicJudge:
             prompt_hash=_rules_hash(),
             rubric_version=self.rubric.version,
             rubric_hash=self.rubric.hash,
-            package_version=__version__,
+            package_version=package_version(),
             scores=scores,
             recommendation=_recommend(str(goal[0]), str(handling[0]), signals),
             accomplishments=_accomplishments(signals),

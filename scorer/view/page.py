@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from scorer import __version__
+from scorer._version import package_version
 from scorer.judge.rubric import OVERALL, default_rubric
 from scorer.results.rows import DIMENSIONS, SHORT_NAMES
 from scorer.results.trends import Period, compute_trends
@@ -63,7 +63,7 @@ def _dimensions() -> list[dict[str, Any]]:
 def page_data(runs: list[StoredRun], timeline_ids: dict[str, str]) -> dict[str, Any]:
     """The JSON the page embeds: every run as the scorecard JSON plus store bookkeeping."""
     return {
-        "generated_by": f"session-scorer {__version__}",
+        "generated_by": f"session-scorer {package_version()}",
         "overall": OVERALL,
         "dimensions": _dimensions(),
         "runs": [
@@ -109,7 +109,7 @@ def render_page(
     trends = compute_trends(_latest(scored), by=by, lowest=5)
     template = _environment().get_template("viewer.html.j2")
     return template.render(
-        version=__version__,
+        version=package_version(),
         n_runs=len(runs),
         store=store,
         filtered=filtered,

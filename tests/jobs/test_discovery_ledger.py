@@ -20,7 +20,6 @@ from scorer.jobs.discovery import (
     observation_filter,
     parse_shard,
     select,
-    subwindows,
 )
 from scorer.jobs.ledger import Ledger, run_key
 from scorer.jobs.ratelimit import (
@@ -58,16 +57,6 @@ def test_observation_filter_puts_everything_in_filter():
     assert ("isRootObservation", "=") in cols and ("tags", "all of") in cols
     assert ("environment", "any of") in cols and ("userId", "=") in cols
     assert next(c for c in conds if c["column"] == "startTime")["value"].endswith("Z")
-
-
-def test_subwindows_overlap_and_cover():
-    wins = subwindows(
-        NOW - timedelta(days=3), NOW, step=timedelta(days=1), overlap=timedelta(minutes=5)
-    )
-    assert len(wins) == 3 and wins[0][0] == NOW - timedelta(days=3) and wins[-1][1] == NOW
-    assert wins[1][0] == wins[0][1] - timedelta(minutes=5)
-    with pytest.raises(ConfigError):
-        subwindows(NOW, NOW)
 
 
 def _obs(oid, sid, start, end=None):

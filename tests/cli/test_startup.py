@@ -1,0 +1,104 @@
+"""Start-up cost: what each entry point imports, checked in fresh interpreters.
+
+The speed targets themselves live in `benchmarks/bench_cli.py` (`--help` ≤ 0.3 s);
+these tests pin the import structure that makes them possible: the heuristic path never
+imports the Anthropic SDK, `--help` loads none of the heavy modules, and the cl100k
+encoding is built once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.jobs.helpers import make_projects
+
+HEAVY = ("anthropic", "tiktoken", "langfuse", "scipy", "sklearn", "jinja2", "scorer.models")
+
+
+def run_then_list_modules(code: str, *argv: str) -> tuple[dict, set[str]]:
+    """Run a CLI `main` in a fresh interpreter; its JSON stdout and the modules it loaded."""
+    script = f"""
+import json, sys
+sys.argv = ["prog", *{list(argv)!r}]
+{code}
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("\\n" + json.dumps(sorted(sys.modules)))
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    *body, modules = proc.stdout.strip().splitlines()
+    payload = json.loads("\n".join(body)) if body and body[0].startswith("{") else {}
+    return payload, set(json.loads(modules))
+
+
+def transcript(tmp_path: Path) -> Path:
+    ids = make_projects(tmp_path / "projects", 1)
+    return tmp_path / "projects" / "-home-dev-proj" / f"{ids[0]}.jsonl"
+
+
+def test_heuristic_score_session_never_imports_anthropic(tmp_path):
+    path = str(transcript(tmp_path))
+    code = "from scorer.cli.session import main"
+    card, modules = run_then_list_modules(
+        code, path, "--judge", "heuristic", "--no-store", "--json"
+    )
+    assert card["status"] == "scored" and card["judge"] == "heuristic"
+    assert "anthropic" not in modules and "httpx2" not in modules
+    plan, modules = run_then_list_modules(code, path, "--dry-run", "--json")
+    assert plan["chunks"] and "anthropic" not in modules
+
+
+def test_heuristic_backfill_never_imports_anthropic(tmp_path):
+    make_projects(tmp_path / "projects", 2)
+    summary, modules = run_then_list_modules(
+        "from scorer.cli.backfill import main",
+        *("--projects-root", str(tmp_path / "projects"), "--judge", "heuristic"),
+        *("--json", "--no-progress", "--from", "2000-01-01"),
+    )
+    assert summary["scored"] == 2
+    assert "anthropic" not in modules
+
+
+def test_help_loads_no_heavy_module():
+    _, modules = run_then_list_modules("from scorer.cli.session import main", "--help")
+    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+
+
+def test_package_exports_still_resolve_lazily():
+    import scorer
+    from scorer import Scorecard, __version__
+    from scorer.models import Scorecard as Direct
+
+    assert Scorecard is Direct and isinstance(__version__, str) and __version__
+    assert {"Scorecard", "__version__"} <= set(dir(scorer))
+
+
+def test_encoding_is_built_once_per_process(monkeypatch):
+    import tiktoken
+
+    from scorer.prepare import tokens
+
+    calls: list[str] = []
+    real = tiktoken.get_encoding
+
+    def counting(name: str):
+        calls.append(name)
+        return real(name)
+
+    monkeypatch.setattr(tiktoken, "get_encoding", counting)
+    tokens.encoding.cache_clear()
+    try:
+        counters = [tokens.TokenCounter(f) for f in (1.0, 1.25, 1.5)]
+        assert counters[0].count("hello world") == 2
+        assert all(c._enc is counters[0]._enc for c in counters)
+        assert len(calls) == 1
+    finally:
+        tokens.encoding.cache_clear()
