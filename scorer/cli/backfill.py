@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
 from scorer.errors import ConfigError
@@ -59,6 +60,8 @@ def render_summary(summary: BackfillSummary) -> None:
         )
     for f in s.failures:
         err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
+    for note in s.notes:
+        err.print(f"  [yellow]note[/] {escape(note)}", highlight=False)
     if s.escalated or s.calibration:
         err.print(
             f"  queued for review: {len(s.escalated)} escalated, {len(s.calibration)} calibration"

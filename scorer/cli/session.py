@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+from rich.markup import escape
 
 from scorer.cli._common import (
     EXIT_ESCALATE,
@@ -120,6 +121,7 @@ def dry_run_payload(prepared: Prepared) -> dict:
         "chunks": [c.tokens for c in prepared.chunks],
         "chunk_budget": prepared.budget,
         "redactions": prepared.redactions.model_dump(),
+        "warnings": s.extra.get("warnings") or [],
     }
 
 
@@ -191,6 +193,8 @@ def score_session_command(
         tmux_socket=tmux_socket,
     )
     session = src.load()
+    for warning in session.extra.get("warnings") or []:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     if task and not session.task:
         session.task = task
     prepared = prepare(session, budget=budget, overlap=overlap)

@@ -175,6 +175,8 @@ class BackfillSummary(BaseModel):
     rate_limit_pauses: dict[str, int] = Field(default_factory=dict)
     failures: list[SessionResult] = Field(default_factory=list)
     """Failed and unscored sessions with their reasons."""
+    notes: list[str] = Field(default_factory=list)
+    """Files discovery skipped or guessed about (symlinks, FIFOs, id clashes, clocks)."""
     wall_seconds: float = 0.0
 
     def add(self, result: SessionResult) -> None:
@@ -721,7 +723,11 @@ def run_backfill(
     key = run_key(key_params)
     found = discover(opts, services, now=now)
     summary = BackfillSummary(
-        run_key=key, dry_run=opts.dry_run, discovered=len(found.sessions), active=len(found.active)
+        run_key=key,
+        dry_run=opts.dry_run,
+        discovered=len(found.sessions),
+        active=len(found.active),
+        notes=found.notes(),
     )
     ledger = Ledger(store_path or get_settings().store_path, key, key_params)
     refs = _with_unfinished(

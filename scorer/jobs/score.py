@@ -167,6 +167,9 @@ def judge_and_store(
     """Judge a prepared session, stamp provenance, and save it to the local store."""
     card = judge_prepared(prepared, choose_judge(judge), model=model, client=client)
     card.meta.setdefault("redactions", prepared.redactions.total)
+    warnings = prepared.session.extra.get("warnings")
+    if warnings:  # lines of the input that were skipped or decoded with replacements
+        card.meta.setdefault("input_warnings", list(warnings))
     if prepared.session.origin:
         card.meta.setdefault("origin", prepared.session.origin)
     if store:

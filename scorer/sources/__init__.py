@@ -6,7 +6,6 @@ need more than a path and are constructed by the CLI directly.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 from scorer.errors import ConfigError, SourceError
 from scorer.settings import get_settings
-from scorer.sources._common import number_events
+from scorer.sources._common import number_events, parse_json_line, require_regular_file
 from scorer.sources.base import SessionSource
 from scorer.sources.claude_code import ClaudeCodeSource, is_transcript
 from scorer.sources.stream_json import StreamJsonSource, is_stream_json
@@ -56,10 +55,11 @@ def resolve(
         known = ", ".join(sorted(FILE_SOURCES))
         raise ConfigError(f"unknown file source {source!r} (choose one of: {known})")
     path = Path(arg).expanduser()
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         path = find_session(arg, projects_root or get_settings().claude_projects)
     if path.is_dir():
         raise SourceError(f"{path} is a directory; pass a .jsonl transcript or a session id")
+    require_regular_file(path)  # before sniffing: opening a FIFO would block forever
     return FILE_SOURCES[source or sniff_format(path)](path, task)
 
 
@@ -104,10 +104,7 @@ def _head_records(path: Path) -> list[dict[str, Any]]:
             for raw in handle:
                 if len(records) >= _SNIFF_LINES:
                     break
-                try:
-                    obj = json.loads(raw) if raw.strip() else None
-                except (ValueError, UnicodeDecodeError):
-                    continue
+                obj = parse_json_line(raw) if raw.strip() else None
                 if isinstance(obj, dict):
                     records.append(obj)
     except OSError as exc:

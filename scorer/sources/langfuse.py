@@ -395,7 +395,7 @@ def parse_io(value: Any) -> Any:
         if stripped[:1] in '{["' or stripped in ("null", "true", "false"):
             try:
                 return json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return value
     return value
 

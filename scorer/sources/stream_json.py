@@ -187,7 +187,10 @@ class StreamJsonSource:
         events = weave_subagents(parsed.events, parsed.children)
         if not any(e.kind != EventKind.RESULT for e in events):
             raise EmptySessionError(f"{self.path} has no messages or tool calls")
-        return self._session(parsed, number_events(events), lines.n_lines, lines.bad_lines)
+        session = self._session(parsed, number_events(events), lines.n_lines, lines.bad_lines)
+        session.extra["non_utf8_lines"] = lines.non_utf8_lines
+        session.extra["warnings"] = lines.warnings()
+        return session
 
     def _session(self, parsed: StreamParse, events: list[Event], n_lines: int, bad: int) -> Session:
         init, result = parsed.init, parsed.result or {}
