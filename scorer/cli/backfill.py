@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 
 from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
+from scorer.cli._validate import check_window, non_negative, unit_interval
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
 from scorer.jobs.discovery import parse_shard
@@ -89,7 +90,8 @@ def backfill_command(
         str | None, typer.Option(help="Local: project folder name contains this.")
     ] = None,
     sample: Annotated[
-        int | None, typer.Option(help="Score N sessions picked at random (--seed).")
+        int | None,
+        typer.Option(callback=non_negative, help="Score N sessions picked at random (--seed)."),
     ] = None,
     fraction: Annotated[
         float | None, typer.Option(help="Score this fraction (0..1] at random.")
@@ -97,10 +99,13 @@ def backfill_command(
     seed: Annotated[
         int, typer.Option(help="Seed for --sample/--fraction/--calibration-sample.")
     ] = 0,
-    limit: Annotated[int | None, typer.Option(help="At most N sessions.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(callback=non_negative, help="At most N sessions.")
+    ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Worker threads.")] = 4,
     max_cost: Annotated[
-        float | None, typer.Option(help="Stop starting sessions beyond this USD.")
+        float | None,
+        typer.Option(callback=non_negative, help="Stop starting sessions beyond this USD."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Estimate tokens and $; spend nothing.")
@@ -122,16 +127,20 @@ def backfill_command(
         bool, typer.Option("--batch-api", help="Use Message Batches (-50%).")
     ] = False,
     escalate_below: Annotated[
-        float | None, typer.Option(help="Queue sessions with overall below this (0..1) for review.")
+        float | None,
+        typer.Option(
+            callback=unit_interval, help="Queue sessions with overall below this (0..1) for review."
+        ),
     ] = None,
     calibration_sample: Annotated[
-        int, typer.Option(help="Also queue N random scored sessions.")
+        int, typer.Option(callback=non_negative, help="Also queue N random scored sessions.")
     ] = 0,
     queue: Annotated[
         str, typer.Option(help="Langfuse annotation queue name.")
     ] = "session-scorer-review",
     idle_minutes: Annotated[
-        float, typer.Option(help="Skip sessions active within this many minutes.")
+        float,
+        typer.Option(callback=non_negative, help="Skip sessions active within this many minutes."),
     ] = 30.0,
     push: Annotated[
         bool | None, typer.Option(help="Write scores to Langfuse (default: for --source langfuse).")
@@ -139,10 +148,12 @@ def backfill_command(
     progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
 ) -> None:
     """Score every finished session in a window; re-run the same command to resume."""
+    window = parse_when(start, "--from"), parse_when(end, "--to")
+    check_window(*window)
     opts = BackfillOptions(
         source=source.value,
-        start=parse_when(start, "--from"),
-        end=parse_when(end, "--to"),
+        start=window[0],
+        end=window[1],
         tags=tag or [],
         environment=environment,
         user=user,

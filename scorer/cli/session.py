@@ -21,6 +21,7 @@ from scorer.cli._common import (
     out,
     print_json,
 )
+from scorer.cli._validate import non_negative, positive, unit_interval
 from scorer.cli.views import chunk_plan_table, scorecard_view, session_summary, signals_table
 from scorer.errors import ConfigError
 from scorer.jobs.score import Prepared, judge_and_store, prepare
@@ -148,8 +149,12 @@ def score_session_command(
     ] = False,
     render: Annotated[bool, typer.Option("--render", help="Print the rendered timeline.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-    budget: Annotated[int | None, typer.Option(help="Chunk token budget.")] = None,
-    overlap: Annotated[int | None, typer.Option(help="Events repeated between chunks.")] = None,
+    budget: Annotated[
+        int | None, typer.Option(callback=positive, help="Chunk token budget.")
+    ] = None,
+    overlap: Annotated[
+        int | None, typer.Option(callback=non_negative, help="Events repeated between chunks.")
+    ] = None,
     projects_root: Annotated[
         Path | None,
         typer.Option(envvar="SCORER_CLAUDE_PROJECTS", help="Claude projects root for ids."),
@@ -169,13 +174,18 @@ def score_session_command(
     ] = None,
     since: Annotated[datetime | None, typer.Option(help="tmux: git progress since (ISO).")] = None,
     base: Annotated[str | None, typer.Option(help="tmux: git progress since this commit.")] = None,
-    lines: Annotated[int, typer.Option(help="tmux: scrollback lines to capture.")] = 2000,
+    lines: Annotated[
+        int, typer.Option(callback=positive, help="tmux: scrollback lines to capture.")
+    ] = 2000,
     tmux_socket: Annotated[
         str | None,
         typer.Option(help="tmux: server socket name (tmux -L), default server if unset."),
     ] = None,
     escalate_below: Annotated[
-        float | None, typer.Option(help="Exit 4 with an escalation when overall < N (0..1).")
+        float | None,
+        typer.Option(
+            callback=unit_interval, help="Exit 4 with an escalation when overall < N (0..1)."
+        ),
     ] = None,
 ) -> None:
     """Score one coding-agent session on six dimensions plus a weighted overall."""
