@@ -23,7 +23,7 @@ _EXIT_CODE_RE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
 # A line of event text that a reader could take for a line the renderer writes: an event
 # header (`#92 ↳ result of #91`, indented inside subagents), a subagent's closing line,
 # or the header's timeline marker.
-_FORGED_LINE = re.compile(r"^(?=[ \t]*(?:#\d|└ end subagent|=== TIMELINE ===))", re.M)
+_FORGED_LINE = re.compile(r"^(?=[ \t]*(?:#\d+(?: |$)|└ end subagent|=== TIMELINE ===))", re.M)
 QUOTED_LINE_MARK = "┆ "
 """Prefix of a line of event text that looks like a renderer line (see `fence_lines`)."""
 

@@ -71,6 +71,12 @@ def find_session(session_id: str, projects_root: Path) -> Path:
     if not projects_root.is_dir():
         raise SourceError(f"session {session_id} not found: {projects_root} does not exist")
     exact = sorted(projects_root.glob(f"*/{session_id}.jsonl"))
+    if len(exact) > 1:  # the same id in two project folders: say so, pick none
+        folders = ", ".join(p.parent.name for p in exact)
+        raise SourceError(
+            f"session {session_id} is in {len(exact)} project folders ({folders}); "
+            "pass the transcript path instead"
+        )
     if exact:
         return exact[0]
     matches = sorted(projects_root.glob(f"*/{session_id}*.jsonl"))

@@ -128,3 +128,11 @@ def test_future_mtime_is_clamped_to_now_not_active_forever(tmp_path: Path) -> No
     ref = next(r for r in found.sessions if r.session_id == "good-2")
     assert ref.last_activity == NOW
     assert found.active == [] and len(found.future_mtime) == 1
+
+
+def test_session_id_in_two_projects_is_reported_by_the_resolver(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    for project in ("-a", "-b"):
+        _write(root / project / "abcdef12-0000-4000-8000-000000000000.jsonl", _demo_lines())
+    with pytest.raises(SourceError, match=r"is in 2 project folders \(-a, -b\)"):
+        resolve("abcdef12-0000-4000-8000-000000000000", projects_root=root)
