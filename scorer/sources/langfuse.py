@@ -21,7 +21,7 @@ from langfuse.api.commons.types.observation_v2 import ObservationV2
 from scorer.errors import EmptySessionError, SourceError
 from scorer.langfuse_client import LangfuseClient, get_client
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
-from scorer.sources._common import number_events
+from scorer.sources._common import json_depth_exceeds, number_events
 
 FIELDS = "core,basic,io,metadata,model,usage,metrics,trace_context"
 # Metadata values over 200 chars come back truncated unless listed here.
@@ -394,9 +394,10 @@ def parse_io(value: Any) -> Any:
         stripped = value.strip()
         if stripped[:1] in '{["' or stripped in ("null", "true", "false"):
             try:
-                return json.loads(stripped)
+                decoded = json.loads(stripped)
             except (ValueError, RecursionError):
                 return value
+            return value if json_depth_exceeds(decoded) else decoded
     return value
 
 

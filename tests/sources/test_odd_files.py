@@ -136,3 +136,13 @@ def test_session_id_in_two_projects_is_reported_by_the_resolver(tmp_path: Path) 
         _write(root / project / "abcdef12-0000-4000-8000-000000000000.jsonl", _demo_lines())
     with pytest.raises(SourceError, match=r"is in 2 project folders \(-a, -b\)"):
         resolve("abcdef12-0000-4000-8000-000000000000", projects_root=root)
+
+
+def test_langfuse_io_too_deep_stays_a_string() -> None:
+    from scorer.sources.langfuse import parse_io
+
+    deep = "[" * 10_000 + "]" * 10_000
+    medium = "[" * 500 + "]" * 500
+    assert parse_io(deep) == deep
+    assert parse_io(medium) == medium
+    assert parse_io('{"a": [1, 2]}') == {"a": [1, 2]}
