@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from scorer.errors import ScorerError
 
@@ -48,8 +49,11 @@ def _debug() -> bool:
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
-    """Print one red line on stderr and return the Exit to raise."""
-    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    """Print one red line on stderr (secrets redacted: it may quote a URL or a command)
+    and return the Exit to raise."""
+    from scorer.prepare.redact import redact_text
+
+    err.print(f"[bold red]error:[/] {escape(redact_text(message)[0])}", highlight=False)
     return typer.Exit(code)
 
 

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scorer.cli.main import app
+from scorer.settings import get_settings
 from tests.conftest import REPO
 
 DEMO = REPO / "examples" / "demo-session.jsonl"
@@ -127,3 +128,14 @@ def test_deep_row_in_label_file_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["calibrate", "--ground-truth", str(labels), "--n-boot", "0"])
     assert result.exit_code == 1
     assert f"{labels}:2: JSON nested too deeply" in one_error_line(result.stderr)
+
+
+def test_error_lines_are_redacted(monkeypatch) -> None:
+    result = runner.invoke(app, ["session", "https://bob:Hunter2" + "pass@git.example.com/x"])
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    line = one_error_line(result.stderr)
+    assert "Hunter2pass" not in line and "[REDACTED:url_password]" in line
+    monkeypatch.setenv("LANGFUSE_BASE_URL", "http://u:Secr3t" + "pw@[::1")
+    get_settings.cache_clear()
+    result = runner.invoke(app, ["scores", "list"])
+    assert result.exit_code == 1 and "Secr3tpw" not in result.stderr
