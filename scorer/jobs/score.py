@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from scorer.judge.rubric import Rubric, default_rubric
 from scorer.models import Chunk, Scorecard, Session
@@ -115,7 +115,22 @@ def judge_prepared(
     rubric: Rubric | None = None,
     client=None,
 ) -> Scorecard:
-    """Run the chosen judge on a prepared session."""
+    """Run the chosen judge on a prepared session; input problems go into `meta`."""
+    card = _run_judge(prepared, kind, model=model, rubric=rubric, client=client)
+    warnings = prepared.session.extra.get("warnings")
+    if warnings:  # lines of the input that were skipped or decoded with replacements
+        card.meta.setdefault("input_warnings", list(warnings))
+    return card
+
+
+def _run_judge(
+    prepared: Prepared,
+    kind: Literal["llm", "heuristic"],
+    *,
+    model: str | None,
+    rubric: Rubric | None,
+    client: Any,
+) -> Scorecard:
     rubric = rubric or default_rubric()
     session = prepared.session
     if kind == "heuristic":
@@ -167,9 +182,6 @@ def judge_and_store(
     """Judge a prepared session, stamp provenance, and save it to the local store."""
     card = judge_prepared(prepared, choose_judge(judge), model=model, client=client)
     card.meta.setdefault("redactions", prepared.redactions.total)
-    warnings = prepared.session.extra.get("warnings")
-    if warnings:  # lines of the input that were skipped or decoded with replacements
-        card.meta.setdefault("input_warnings", list(warnings))
     if prepared.session.origin:
         card.meta.setdefault("origin", prepared.session.origin)
     if store:

@@ -139,3 +139,19 @@ def test_error_lines_are_redacted(monkeypatch) -> None:
     get_settings.cache_clear()
     result = runner.invoke(app, ["scores", "list"])
     assert result.exit_code == 1 and "Secr3tpw" not in result.stderr
+
+
+def test_backfill_scorecard_carries_input_warnings(tmp_path: Path) -> None:
+    root = tmp_path / "projects" / "-p"
+    root.mkdir(parents=True)
+    lines = DEMO.read_bytes().splitlines()
+    path = root / "0d3e5f1a-7c2b-4e8d-9a61-5b4c3d2e1f00.jsonl"
+    path.write_bytes(b"\n".join([*lines, lines[4][:50]]) + b"\n")
+    old = (datetime.now(UTC) - timedelta(days=2)).timestamp()
+    os.utime(path, (old, old))
+    args = ["backfill", "--judge", "heuristic", "--projects-root", str(root.parent), "--json"]
+    result = runner.invoke(app, [*args, "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["scored"] == 1
+    show = runner.invoke(app, ["scores", "show", path.stem, "--json"])
+    assert "1 of 34 lines skipped" in show.stdout, show.output
