@@ -389,3 +389,14 @@ def leaked(case: Case, blob: str) -> list[str]:
         if secret in blob or json.dumps(secret)[1:-1] in blob:
             found.append(secret)
     return found
+
+
+CORPUS += [
+    _c(
+        "auth_header",
+        "output",
+        "> GET /api/items/ HTTP/1.1\n> Authorization: Token 9944b09199c62bcf9418ad846dd0e4bb"
+        + "dfc6ee4b\n> Accept: application/json",
+        "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b",
+    ),
+]

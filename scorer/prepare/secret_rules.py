@@ -68,8 +68,11 @@ _KEYWORD = (
 )
 _NAME_TAIL = r"s?(?:[_.-][A-Za-z0-9_.-]*)?"
 SECRET_NAME = re.compile(
-    rf"(?i)^[A-Za-z0-9_.-]*(?:secret|token|passw(?:or)?d|api[_-]?key){_NAME_TAIL}$"
+    r"(?i)^(?:auth|authorization|credentials?|"
+    r"[A-Za-z0-9_.-]*(?:secret|token|passw(?:or)?d|(?:api|private|access|account)[_-]?key)"
+    rf"{_NAME_TAIL})$"
 )
+"""A dict key whose string value is a secret (`{"auth": "..."}` in a Docker config)."""
 # A command-line value: quoted (also JSON-escaped quotes) or a bare word.
 _ARG = r"(?P<q>\\*[\"'])?(?P<value>(?(q)[^\"'\\\r\n]{1,256}|[^\s\"'\\;&|)]{1,256}))"
 _BASIC = r"\\*[\"']?\s*[:=]\s*\\*[\"']?(?:Basic|basic|BASIC)\s+(?P<value>[A-Za-z0-9+/]{6,}={0,2})"
@@ -255,6 +258,12 @@ RULES: tuple[SecretRule, ...] = (
         r"[Bb]earer\s+(?P<value>(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{20,}=*)",
         ("earer",),
         keep=None,
+    ),
+    _valued(  # after Bearer and Basic: `Token …`, `Digest …` or a bare credential
+        "auth_header",
+        r"u(?<=[Aa]u)thorization\\*[\"']?\s*[:=]\s*\\*[\"']?(?:[A-Za-z-]+[ \t]+)?"
+        r"(?P<value>[A-Za-z0-9+/._~=-]{8,})",
+        ("uthorization",),
     ),
     _valued(
         "url_password",

@@ -55,3 +55,21 @@ def test_no_false_positive_on_ordinary_commands() -> None:
     for text in ordinary:
         out, counts = redact_text(text)
         assert out == text and not counts, (text, out)
+
+
+def test_secret_dict_keys_are_redacted_whole() -> None:
+    from scorer.prepare.redact import redact_value
+
+    config = {
+        "auths": {"ghcr.io": {"auth": "Ym9iOmdocF9zZWNyZXQ="}},
+        "credHelpers": {"gcr.io": "gcloud"},
+        "authorization": "Digest abcdef0123456789",
+        "private_key": "MIIEvQIBADANBgkqhkiG9w0",
+        "author": "bob",
+    }
+    out, counts = redact_value(config)
+    assert out["auths"]["ghcr.io"]["auth"] == "[REDACTED:assignment]"
+    assert out["authorization"] == "[REDACTED:assignment]"
+    assert out["private_key"] == "[REDACTED:assignment]"
+    assert out["credHelpers"] == {"gcr.io": "gcloud"} and out["author"] == "bob"
+    assert counts["assignment"] == 3
