@@ -23,7 +23,13 @@ _EXIT_CODE_RE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
 # A line of event text that a reader could take for a line the renderer writes: an event
 # header (`#92 ↳ result of #91`, indented inside subagents), a subagent's closing line,
 # or the header's timeline marker.
-_FORGED_LINE = re.compile(r"^(?=[ \t]*(?:#\d+(?: |$)|└ end subagent|=== TIMELINE ===))", re.M)
+# Other line breaks (`\r`, U+2028, …) start a line for a reader too.
+_OTHER_BREAK = re.compile(r"[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_FORGED_LINE = re.compile(
+    r"(?:^|(?<=[\r\v\f\x1c-\x1e\x85\u2028\u2029]))"
+    r"(?=[ \t]*(?:#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===))",
+    re.M,
+)
 QUOTED_LINE_MARK = "┆ "
 """Prefix of a line of event text that looks like a renderer line (see `fence_lines`)."""
 
@@ -182,7 +188,7 @@ def _body(head: str, text: str, max_chars: int) -> str:
     if not text:
         return head
     if "\n" not in text and len(text) < 160:
-        return f"{head} {text}"
+        return f"{head} {fence_lines(text) if _OTHER_BREAK.search(text) else text}"
     return f"{head}\n{fence_lines(text)}"
 
 
