@@ -24,6 +24,8 @@ _EXIT_CODE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
 _WS = re.compile(r"\s+")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _BINARY_PROBE = 8192
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def number_events(events: list[Event], start: int = 1) -> list[Event]:
@@ -131,6 +133,22 @@ def parse_json_line(raw: bytes, stats: JsonLines | None = None) -> Any:
         if stats is not None:
             stats.deep_lines += 1
         return None
+    if _ESCAPED_SURROGATE.search(raw):  # `\ud800` alone decodes to a str no codec can write
+        fixed = _replace_surrogates(obj)
+        if fixed != obj and stats is not None:
+            stats.non_utf8_lines += 1
+        return fixed
+    return obj
+
+
+def _replace_surrogates(obj: Any) -> Any:
+    """A copy of a decoded JSON value with lone surrogates replaced by U+FFFD."""
+    if isinstance(obj, str):
+        return _SURROGATE.sub("\ufffd", obj)
+    if isinstance(obj, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_replace_surrogates(v) for v in obj]
     return obj
 
 

@@ -146,3 +146,19 @@ def test_langfuse_io_too_deep_stays_a_string() -> None:
     assert parse_io(deep) == deep
     assert parse_io(medium) == medium
     assert parse_io('{"a": [1, 2]}') == {"a": [1, 2]}
+
+
+def test_lone_surrogates_are_replaced_so_every_writer_can_encode(tmp_path: Path) -> None:
+    from scorer.prepare.render import render_timeline
+
+    lines = _demo_lines()
+    prompt = json.loads(lines[1])
+    prompt["message"]["content"] = "lone SURROGATE here, and a pair: PAIR"
+    raw = json.dumps(prompt).encode()
+    raw = raw.replace(b"SURROGATE", b"\\ud800").replace(b"PAIR", b"\\ud83d\\ude00")
+    path = _write(tmp_path / "s.jsonl", [lines[0], raw, *lines[2:]])
+    session = ClaudeCodeSource(path).load()
+    assert session.events[0].text == "lone \ufffd here, and a pair: \U0001f600"
+    render_timeline(session).encode("utf-8")  # would raise on a lone surrogate
+    session.model_dump_json().encode("utf-8")
+    assert any("not UTF-8" in w for w in session.extra["warnings"])
