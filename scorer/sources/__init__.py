@@ -13,7 +13,8 @@ from typing import Any
 
 from scorer.errors import ConfigError, SourceError
 from scorer.settings import get_settings
-from scorer.sources._common import number_events, parse_json_line, require_regular_file
+from scorer.sources._common import number_events
+from scorer.sources._jsonl import parse_json_line, require_regular_file
 from scorer.sources.base import SessionSource
 from scorer.sources.claude_code import ClaudeCodeSource, is_transcript
 from scorer.sources.stream_json import StreamJsonSource, is_stream_json

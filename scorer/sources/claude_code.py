@@ -15,13 +15,8 @@ from typing import Any
 
 from scorer.errors import EmptySessionError, SourceError
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
-from scorer.sources._common import (
-    JsonLines,
-    number_events,
-    parse_json_line,
-    read_jsonl,
-    sum_usage,
-)
+from scorer.sources._common import number_events, sum_usage
+from scorer.sources._jsonl import JsonLines, parse_json_line, read_jsonl
 from scorer.sources._transcript import TranscriptParse, is_transcript, parse_transcript
 
 __all__ = ["ClaudeCodeSource", "Subagent", "attach_subagents", "is_transcript", "parse_transcript"]

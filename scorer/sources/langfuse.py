@@ -21,7 +21,8 @@ from langfuse.api.commons.types.observation_v2 import ObservationV2
 from scorer.errors import EmptySessionError, SourceError
 from scorer.langfuse_client import LangfuseClient, get_client
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
-from scorer.sources._common import json_depth_exceeds, number_events
+from scorer.sources._common import number_events
+from scorer.sources._jsonl import json_depth_exceeds
 
 FIELDS = "core,basic,io,metadata,model,usage,metrics,trace_context"
 # Metadata values over 200 chars come back truncated unless listed here.

@@ -20,9 +20,9 @@ from scorer.sources._common import (
     assistant_message_events,
     content_text,
     number_events,
-    read_jsonl,
     tool_result_event,
 )
+from scorer.sources._jsonl import read_jsonl
 
 _AGENT_TAIL = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
 _RESULT_KEYS = ("subtype", "is_error", "num_turns", "duration_ms", "duration_api_ms")

@@ -14,7 +14,7 @@ import pytest
 from scorer.errors import SourceError
 from scorer.jobs.discovery import discover_local
 from scorer.sources import resolve
-from scorer.sources._common import read_jsonl
+from scorer.sources._jsonl import read_jsonl
 from scorer.sources.claude_code import ClaudeCodeSource
 from tests.conftest import REPO
 
