@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import platformdirs
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from scorer.errors import ConfigError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -37,9 +40,9 @@ class Settings(BaseSettings):
         validation_alias="SCORER_CLAUDE_PROJECTS",
     )
     model: str = Field(default=DEFAULT_MODEL, validation_alias="SCORER_MODEL")
-    chunk_budget: int = Field(default=70_000, validation_alias="SCORER_CHUNK_BUDGET")
-    chunk_overlap: int = Field(default=4, validation_alias="SCORER_CHUNK_OVERLAP")
-    token_safety_factor: float = Field(default=1.25, validation_alias="SCORER_TOKEN_SAFETY")
+    chunk_budget: int = Field(default=70_000, gt=0, validation_alias="SCORER_CHUNK_BUDGET")
+    chunk_overlap: int = Field(default=4, ge=0, validation_alias="SCORER_CHUNK_OVERLAP")
+    token_safety_factor: float = Field(default=1.25, gt=0, validation_alias="SCORER_TOKEN_SAFETY")
     debug: bool = Field(default=False, validation_alias="SCORER_DEBUG")
     """Re-raise errors with their traceback instead of one red line."""
     prices_file: Path | None = Field(default=None, validation_alias="SCORER_PRICES")
@@ -56,6 +59,20 @@ class Settings(BaseSettings):
         """An API key or an auth token is set."""
         return bool(self.anthropic_api_key or self.anthropic_auth_token)
 
+    @field_validator("anthropic_base_url", "langfuse_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+        except ValueError as exc:
+            raise ValueError(f"not a valid URL ({exc})") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) URL with a host")
+        return value
+
     @property
     def langfuse_configured(self) -> bool:
         return bool(self.langfuse_public_key and self.langfuse_secret_key)
@@ -67,5 +84,23 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings (tests clear the cache with `get_settings.cache_clear()`)."""
-    return Settings()
+    """The process-wide settings (tests clear the cache with `get_settings.cache_clear()`).
+
+    Raises:
+        ConfigError: An env var has a bad value; the message names it.
+    """
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    from scorer.prepare.redact import redact_text  # a URL may carry a password
+
+    problems = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else "setting"
+        value = redact_text(repr(error.get("input")))[0]
+        problems.append(f"{name}={value}: {error['msg']}")
+    return "bad environment variable " + "; ".join(problems)

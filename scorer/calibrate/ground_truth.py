@@ -126,6 +126,8 @@ def _bench_label(path: Path, cfg: ScoreConfig) -> Label:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
         raise SourceError(f"cannot read {path}: {e}") from e
+    except RecursionError:
+        raise SourceError(f"cannot read {path}: JSON nested too deeply") from None
     task_id = data.get("task_id") or path.parent.name
     stream = path.parent / "session.jsonl"
     stream_id = _init_session_id(stream) if stream.is_file() else None
@@ -157,7 +159,7 @@ def _init_session_id(stream: Path, max_lines: int = 20) -> str | None:
         for _, line in zip(range(max_lines), fh, strict=False):
             try:
                 obj = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if (
                 isinstance(obj, dict)
@@ -212,6 +214,8 @@ def _jsonl_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             row = json.loads(line)
         except json.JSONDecodeError as e:
             raise ConfigError(f"{path}:{line_no}: not valid JSON ({e.msg})") from e
+        except RecursionError:  # a line nested thousands deep: a bad row like any other
+            raise ConfigError(f"{path}:{line_no}: JSON nested too deeply") from None
         if not isinstance(row, dict):
             raise ConfigError(f"{path}:{line_no}: expected a JSON object")
         yield line_no, row

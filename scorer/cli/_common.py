@@ -52,8 +52,13 @@ def _debug() -> bool:
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
-    """Print one red line on stderr and return the Exit to raise."""
-    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    """Print one red line on stderr (secrets redacted: it may quote a URL or a command)
+    and return the Exit to raise."""
+    from scorer.prepare.redact import redact_text
+
+    err.print(
+        f"[bold red]error:[/] {escape(redact_text(message)[0])}", markup=True, highlight=False
+    )
     return typer.Exit(code)
 
 

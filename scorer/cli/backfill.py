@@ -15,8 +15,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
+from scorer.cli._validate import check_window, non_negative, unit_interval
 from scorer.cli.progress import BackfillBar
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
@@ -63,6 +65,8 @@ def render_summary(summary: BackfillSummary) -> None:
         )
     for f in s.failures:
         err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
+    for note in s.notes:
+        err.print(f"  [yellow]note[/] {escape(note)}", highlight=False)
     if s.escalated or s.calibration:
         err.print(
             f"  queued for review: {len(s.escalated)} escalated, {len(s.calibration)} calibration"
@@ -118,7 +122,8 @@ def backfill_command(
         str | None, typer.Option(help="Local: project folder name contains this.")
     ] = None,
     sample: Annotated[
-        int | None, typer.Option(help="Score N sessions picked at random (--seed).")
+        int | None,
+        typer.Option(callback=non_negative, help="Score N sessions picked at random (--seed)."),
     ] = None,
     fraction: Annotated[
         float | None, typer.Option(help="Score this fraction (0..1] at random.")
@@ -126,10 +131,13 @@ def backfill_command(
     seed: Annotated[
         int, typer.Option(help="Seed for --sample/--fraction/--calibration-sample.")
     ] = 0,
-    limit: Annotated[int | None, typer.Option(help="At most N sessions.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(callback=non_negative, help="At most N sessions.")
+    ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Worker threads.")] = 4,
     max_cost: Annotated[
-        float | None, typer.Option(help="Stop starting sessions beyond this USD.")
+        float | None,
+        typer.Option(callback=non_negative, help="Stop starting sessions beyond this USD."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Estimate tokens and $; spend nothing.")
@@ -151,16 +159,20 @@ def backfill_command(
         bool, typer.Option("--batch-api", help="Use Message Batches (-50%).")
     ] = False,
     escalate_below: Annotated[
-        float | None, typer.Option(help="Queue sessions with overall below this (0..1) for review.")
+        float | None,
+        typer.Option(
+            callback=unit_interval, help="Queue sessions with overall below this (0..1) for review."
+        ),
     ] = None,
     calibration_sample: Annotated[
-        int, typer.Option(help="Also queue N random scored sessions.")
+        int, typer.Option(callback=non_negative, help="Also queue N random scored sessions.")
     ] = 0,
     queue: Annotated[
         str, typer.Option(help="Langfuse annotation queue name.")
     ] = "session-scorer-review",
     idle_minutes: Annotated[
-        float, typer.Option(help="Skip sessions active within this many minutes.")
+        float,
+        typer.Option(callback=non_negative, help="Skip sessions active within this many minutes."),
     ] = 30.0,
     push: Annotated[
         bool | None, typer.Option(help="Write scores to Langfuse (default: for --source langfuse).")
@@ -168,10 +180,12 @@ def backfill_command(
     progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
 ) -> None:
     """Score every finished session in a window; re-run the same command to resume."""
+    window = parse_when(start, "--from"), parse_when(end, "--to")
+    check_window(*window)
     opts = BackfillOptions(
         source=source.value,
-        start=parse_when(start, "--from"),
-        end=parse_when(end, "--to"),
+        start=window[0],
+        end=window[1],
         tags=tag or [],
         environment=environment,
         user=user,

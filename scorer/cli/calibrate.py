@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from scorer.cli._common import err, handle_errors, out, print_json
+from scorer.cli._validate import non_negative
 from scorer.settings import get_settings
 
 
@@ -45,7 +46,10 @@ def calibrate_command(
         "calibration-report"
     ),
     fmt: Annotated[ReportFormat, typer.Option("--format", help="md or html.")] = ReportFormat.md,
-    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples for 95% CIs (0: none).")] = 500,
+    n_boot: Annotated[
+        int,
+        typer.Option(callback=non_negative, help="Bootstrap resamples for 95% CIs (0: none)."),
+    ] = 500,
     as_json: Annotated[bool, typer.Option("--json", help="Result as JSON on stdout.")] = False,
 ) -> None:
     """Compare stored judge scores with ground truth; print a table, write a report."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+from rich.markup import escape
 
 from scorer.cli._common import (
     EXIT_ESCALATE,
@@ -19,10 +20,11 @@ from scorer.cli._common import (
     out,
     print_json,
 )
+from scorer.cli._validate import non_negative, positive, unit_interval
 from scorer.errors import ConfigError
 
 if TYPE_CHECKING:  # imported where used, so `--help` starts fast
-    from scorer.models import Scorecard
+    from scorer.models import Scorecard, Session
     from scorer.prepare import Prepared
     from scorer.sources.base import SessionSource
 
@@ -55,6 +57,7 @@ def _show_plan(
     from scorer.prepare import prepare
 
     session = src.load()
+    _warn_input(session)
     if task and not session.task:
         session.task = task
     prepared = prepare(session, budget=budget, overlap=overlap)
@@ -68,6 +71,12 @@ def _show_plan(
         out.print(session_summary(prepared))
         out.print(signals_table(prepared.signals))
         out.print(chunk_plan_table(prepared))
+
+
+def _warn_input(session: Session) -> None:
+    """Lines of the input that were skipped or decoded with replacements, on stderr."""
+    for warning in session.extra.get("warnings") or []:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
 
 
 def read_task(prompt: str | None, prompt_file: Path | None) -> str | None:
@@ -93,6 +102,7 @@ def dry_run_payload(prepared: Prepared) -> dict:
         "chunks": [c.tokens for c in prepared.chunks],
         "chunk_budget": prepared.budget,
         "redactions": prepared.redactions.model_dump(),
+        "warnings": s.extra.get("warnings") or [],
     }
 
 
@@ -116,8 +126,12 @@ def score_session_command(
     ] = False,
     render: Annotated[bool, typer.Option("--render", help="Print the rendered timeline.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-    budget: Annotated[int | None, typer.Option(help="Chunk token budget.")] = None,
-    overlap: Annotated[int | None, typer.Option(help="Events repeated between chunks.")] = None,
+    budget: Annotated[
+        int | None, typer.Option(callback=positive, help="Chunk token budget.")
+    ] = None,
+    overlap: Annotated[
+        int | None, typer.Option(callback=non_negative, help="Events repeated between chunks.")
+    ] = None,
     projects_root: Annotated[
         Path | None,
         typer.Option(help="Claude projects root for ids."),
@@ -137,13 +151,18 @@ def score_session_command(
     ] = None,
     since: Annotated[datetime | None, typer.Option(help="tmux: git progress since (ISO).")] = None,
     base: Annotated[str | None, typer.Option(help="tmux: git progress since this commit.")] = None,
-    lines: Annotated[int, typer.Option(help="tmux: scrollback lines to capture.")] = 2000,
+    lines: Annotated[
+        int, typer.Option(callback=positive, help="tmux: scrollback lines to capture.")
+    ] = 2000,
     tmux_socket: Annotated[
         str | None,
         typer.Option(help="tmux: server socket name (tmux -L), default server if unset."),
     ] = None,
     escalate_below: Annotated[
-        float | None, typer.Option(help="Exit 4 with an escalation when overall < N (0..1).")
+        float | None,
+        typer.Option(
+            callback=unit_interval, help="Exit 4 with an escalation when overall < N (0..1)."
+        ),
     ] = None,
 ) -> None:
     """Score one coding-agent session on six dimensions plus a weighted overall."""
@@ -173,6 +192,7 @@ def score_session_command(
         src, judge=judge.value, model=model, task=task, budget=budget, overlap=overlap, store=store
     )
     session = prepared.session
+    _warn_input(session)
     if session.extra.get("from_cache"):
         err.print(f"note: tmux session {arg!r} has ended; scored its last cached capture")
     if source == SourceName.tmux and repo is not None:

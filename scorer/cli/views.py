@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -39,6 +40,7 @@ def session_summary(prepared: Prepared) -> Panel:
         f"{usage.input_tokens:,}/{usage.output_tokens:,}/{usage.cache_read_tokens:,}/"
         f"{usage.cache_write_tokens:,}",
         f"redactions: {prepared.redactions.total}",
+        *(f"[yellow]input: {escape(w)}[/]" for w in s.extra.get("warnings") or []),
     ]
     task = (s.task_text or "(no task prompt found)").strip().replace("\n", " ")
     lines.append(f"task: {task[:200]}{'…' if len(task) > 200 else ''}")
@@ -115,4 +117,6 @@ def scorecard_view(card: Scorecard) -> Group:
         parts.append(Text(card.summary))
     if card.unknown_refs:
         parts.append(Text(f"judge cited unknown events: {card.unknown_refs}", style="yellow"))
+    for warning in card.meta.get("input_warnings") or []:
+        parts.append(Text(f"input: {warning}", style="yellow"))
     return Group(*parts)

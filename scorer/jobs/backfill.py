@@ -201,7 +201,11 @@ def run_backfill(
     key = run_key(key_params)
     found = discover(opts, services, now=now)
     summary = BackfillSummary(
-        run_key=key, dry_run=opts.dry_run, discovered=len(found.sessions), active=len(found.active)
+        run_key=key,
+        dry_run=opts.dry_run,
+        discovered=len(found.sessions),
+        active=len(found.active),
+        notes=found.notes(),
     )
     ledger = Ledger(store_path or get_settings().store_path, key, key_params)
     refs = _with_unfinished(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -64,6 +65,20 @@ class Discovery:
     pages: int = 0
     without_session: int = 0
     """Root observations with no sessionId (not scoreable as a session)."""
+    skipped_files: list[str] = field(default_factory=list)
+    """Local paths that are no readable regular file (dangling symlink, loop, FIFO), with why."""
+    clashes: list[str] = field(default_factory=list)
+    """Session ids found in more than one project folder (the newest file is scored)."""
+    future_mtime: list[str] = field(default_factory=list)
+    """Files modified in the future (a wrong clock): taken as modified now, not as active."""
+
+    def notes(self) -> list[str]:
+        """One line per file that discovery left out or had to guess about."""
+        return [
+            *(f"skipped {entry}" for entry in self.skipped_files),
+            *(f"session id clash: {entry}" for entry in self.clashes),
+            *(f"modification time in the future, taken as now: {p}" for p in self.future_mtime),
+        ]
 
 
 @dataclass(frozen=True)
@@ -137,22 +152,53 @@ def discover_local(
         raise SourceError(f"projects root not found: {root}")
     now = now or datetime.now(UTC)
     found = Discovery()
+    newest: dict[str, SessionRef] = {}
     for path in sorted(root.glob("*/*.jsonl")):
         if path.name.startswith("agent-") or (project and project not in path.parent.name):
             continue
-        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+        mtime = _regular_mtime(path, found)
+        if mtime is None:
+            continue
+        clamped = mtime > now
+        if clamped:
+            found.future_mtime.append(str(path))
+            mtime = now
         if not in_window(mtime, start, end):
             continue
-        if now - mtime < idle:
+        if not clamped and now - mtime < idle:
             found.active.append(path.stem)
             continue
-        found.sessions.append(
-            SessionRef(
-                path.stem, "claude-code", str(path), mtime, meta={"project": path.parent.name}
-            )
+        ref = SessionRef(
+            path.stem, "claude-code", str(path), mtime, meta={"project": path.parent.name}
         )
-    found.sessions.sort(key=lambda ref: (ref.last_activity, ref.session_id))
+        _keep_newest(newest, ref, found)
+    found.sessions = sorted(newest.values(), key=lambda r: (r.last_activity, r.session_id))
     return found
+
+
+def _regular_mtime(path: Path, found: Discovery) -> datetime | None:
+    """The file's mtime, or None (recorded in `found`) when it is no regular file."""
+    try:
+        info = path.stat()
+    except OSError as exc:  # a dangling symlink or a symlink loop
+        found.skipped_files.append(f"{path}: {exc.strerror or exc}")
+        return None
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the reader forever
+        found.skipped_files.append(f"{path}: not a regular file")
+        return None
+    return datetime.fromtimestamp(info.st_mtime, UTC)
+
+
+def _keep_newest(newest: dict[str, SessionRef], ref: SessionRef, found: Discovery) -> None:
+    """One ref per session id: the same id in two project folders is one session."""
+    other = newest.get(ref.session_id)
+    if other is None:
+        newest[ref.session_id] = ref
+        return
+    newer = ref.last_activity and other.last_activity and ref.last_activity > other.last_activity
+    keep, drop = (ref, other) if newer else (other, ref)
+    newest[ref.session_id] = keep
+    found.clashes.append(f"{ref.session_id} in {drop.origin} and {keep.origin}; scoring the newer")
 
 
 def in_window(when: datetime, start: datetime | None, end: datetime | None) -> bool:

@@ -16,6 +16,7 @@ from scorer.jobs.run_state import (
     failure_reason,
     ledger_gate,
 )
+from scorer.jobs.score import attach_session
 from scorer.models import Scorecard
 from scorer.prepare import prepare
 from scorer.sinks.base import Published, publish
@@ -119,7 +120,7 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
             session_id=sid, outcome="not_started", reason="cost cap reached", attempts=attempts
         )
     try:
-        card = ctx.services.judge.judge(prepared)
+        card = attach_session(ctx.services.judge.judge(prepared), prepared)
     finally:
         ctx.budget.settle(estimate, 0.0)
     ctx.budget.settle(0.0, card.cost_usd)

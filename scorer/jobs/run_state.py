@@ -137,6 +137,8 @@ class BackfillSummary(BaseModel):
     rate_limit_pauses: dict[str, int] = Field(default_factory=dict)
     failures: list[SessionResult] = Field(default_factory=list)
     """Failed and unscored sessions with their reasons."""
+    notes: list[str] = Field(default_factory=list)
+    """Files discovery skipped or guessed about (symlinks, FIFOs, id clashes, clocks)."""
     wall_seconds: float = 0.0
 
     def add(self, result: SessionResult) -> None:

@@ -42,13 +42,20 @@ def judge_prepared(
     client: Any = None,
 ) -> Scorecard:
     """Run the judge of this kind on a prepared session; the card carries the session's
-    description and its redacted rendered timeline (for the store and the viewer)."""
+    description, its redacted rendered timeline (for the store and the viewer) and any
+    input problems (lines skipped or decoded with replacements) in `meta`."""
     card = make_judge(kind, model=model, rubric=rubric, client=client).judge(prepared)
     return attach_session(card, prepared)
 
 
 def attach_session(card: Scorecard, prepared: Prepared) -> Scorecard:
-    """Stamp the session's metadata and attach its redacted rendered timeline."""
+    """Stamp the session's metadata, input warnings and its redacted rendered timeline.
+
+    Every judge path (score-session, backfill, Message Batches) calls this on its card.
+    """
+    warnings = prepared.session.extra.get("warnings")
+    if warnings:  # lines of the input that were skipped or decoded with replacements
+        card.meta.setdefault("input_warnings", list(warnings))
     card.session = SessionInfo.of(prepared.session, n_events=len(prepared.events))
     card.attach_timeline([TimelineEvent(*e) for e in prepared.events])
     return card

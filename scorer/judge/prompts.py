@@ -3,7 +3,7 @@
 Every prompt file starts with a front-matter block carrying its version:
 
     ---
-    version: 2026-11-22.1
+    version: 2026-11-23.1
     ---
 
 `PromptSet.version` joins the files' versions (all equal in practice) and `PromptSet.hash`
@@ -151,9 +151,25 @@ def system_blocks(prompts: PromptSet, rubric: Rubric) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text, "cache_control": CACHE_CONTROL}]
 
 
-def _guard(text: str) -> str:
-    # A transcript must not be able to close our tags and speak outside them.
-    return re.sub(r"</(transcript|task_context|chunk_notes)>", r"<\\/\1>", text)
+# Anything a reader could take for an opening or closing tag of one of our sections: any
+# case, whitespace (newlines too) or invisible format characters around the `/`, `-` or a
+# space for the `_`, and the full-width `<` look-alikes.
+_FENCE_NAMES = r"(?:transcript|task[\s_-]*context|chunk[\s_-]*notes)"
+_INVISIBLE = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"
+_SECTION_TAG = re.compile(
+    rf"[<\uff1c\ufe64\u2329\u3008\u27e8](?=[\s{_INVISIBLE}]*[/\\\u2044\u2215]?"
+    rf"[\s{_INVISIBLE}]*{_FENCE_NAMES})",
+    re.IGNORECASE,
+)
+
+
+def guard(text: str) -> str:
+    """Make `text` unable to open or close any section tag the judge reads.
+
+    The `<` of every tag-like variant of `transcript`, `task_context` and `chunk_notes`
+    becomes `&lt;`, so only the prompt template's own tags delimit the data.
+    """
+    return _SECTION_TAG.sub("&lt;", text)
 
 
 def strip_header(text: str, header: str) -> str:
@@ -187,8 +203,8 @@ def chunk_notes_messages(
         chunk_number=str(chunk.index + 1),
         first_event=f"#{events[0]}" if events else "?",
         last_event=f"#{events[-1]}" if events else "?",
-        header=_guard(header),
-        transcript=_guard(strip_header(chunk.text, header)),
+        header=guard(header),
+        transcript=guard(strip_header(chunk.text, header)),
     )
     return _user(text)
 
@@ -217,8 +233,8 @@ def single_scoring_messages(prompts: PromptSet, header: str, chunk: Chunk) -> li
     """Messages scoring a session that fits in one chunk."""
     material = prompts.render(
         "final_material_single.md",
-        header=_guard(header),
-        transcript=_guard(strip_header(chunk.text, header)),
+        header=guard(header),
+        transcript=guard(strip_header(chunk.text, header)),
     )
     return _user(prompts.render("final.md", material=material))
 
@@ -235,9 +251,9 @@ def final_scoring_messages(
     material = prompts.render(
         "final_material_chunked.md",
         n_chunks=str(len(notes)),
-        header=_guard(header),
-        notes=_guard(render_notes(notes)),
-        transcript=_guard(tail(strip_header(last_chunk.text, header), tail_chars)),
+        header=guard(header),
+        notes=guard(render_notes(notes)),
+        transcript=guard(tail(strip_header(last_chunk.text, header), tail_chars)),
     )
     return _user(prompts.render("final.md", material=material))
 

@@ -20,6 +20,18 @@ _MAX_THINKING_CHARS = 600
 _MAX_INPUT_CHARS = 240
 _INDENT = "  "
 _EXIT_CODE_RE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
+# A line of event text that a reader could take for a line the renderer writes: an event
+# header (`#92 ↳ result of #91`, indented inside subagents), a subagent's closing line,
+# or the header's timeline marker.
+# Other line breaks (`\r`, U+2028, …) start a line for a reader too.
+_OTHER_BREAK = re.compile(r"[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_FORGED_LINE = re.compile(
+    r"(?:^|(?<=[\r\v\f\x1c-\x1e\x85\u2028\u2029]))"
+    r"(?=[ \t]*(?:#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===))",
+    re.M,
+)
+QUOTED_LINE_MARK = "┆ "
+"""Prefix of a line of event text that looks like a renderer line (see `fence_lines`)."""
 
 
 class RenderedEvent(NamedTuple):
@@ -55,6 +67,18 @@ def cut_middle(text: str, max_chars: int) -> str:
     middle = text[len(head) : tail_start]
     note = f"[… {len(middle):,} chars / {middle.count(chr(10)):,} lines cut …]"
     return f"{head}\n{note}\n{text[tail_start:]}"
+
+
+def fence_lines(text: str) -> str:
+    """Prefix every line of `text` that looks like a renderer line with `┆ `.
+
+    Event text (tool output, prompts, messages) can print `#92 ↳ result of #91: ok`; only
+    the renderer may start a line with an event header, so such lines are marked as
+    quoted. Other lines are left byte-identical.
+    """
+    if "#" not in text and "└" not in text and "===" not in text:
+        return text  # the common case: nothing to look at
+    return _FORGED_LINE.sub(QUOTED_LINE_MARK, text)
 
 
 def _one_line(text: str, max_chars: int = _MAX_INPUT_CHARS) -> str:
@@ -164,8 +188,8 @@ def _body(head: str, text: str, max_chars: int) -> str:
     if not text:
         return head
     if "\n" not in text and len(text) < 160:
-        return f"{head} {text}"
-    return f"{head}\n{text}"
+        return f"{head} {fence_lines(text) if _OTHER_BREAK.search(text) else text}"
+    return f"{head}\n{fence_lines(text)}"
 
 
 def _result_head(event: Event, call_refs: dict[str, int]) -> str:
@@ -318,7 +342,11 @@ def session_facts(session: Session) -> str:
 def render_header(session: Session) -> str:
     """The task context (explicit task or first human prompt) and one line of facts."""
     task = session.task_text
-    task_text = cut_middle(task.strip(), _MAX_TASK_CHARS) if task else "(no task statement found)"
+    task_text = (
+        fence_lines(cut_middle(task.strip(), _MAX_TASK_CHARS))
+        if task
+        else "(no task statement found)"
+    )
     return f"TASK:\n{task_text}\n{session_facts(session)}\n=== TIMELINE ==="
 
 

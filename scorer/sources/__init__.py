@@ -8,7 +8,6 @@ local Claude Code session id first and falls back to Langfuse when it is configu
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -19,6 +18,7 @@ from typing import Any
 from scorer.errors import ConfigError, SourceError
 from scorer.settings import get_settings
 from scorer.sources._common import number_events
+from scorer.sources._jsonl import parse_json_line, require_regular_file
 from scorer.sources.base import SessionSource
 from scorer.sources.claude_code import ClaudeCodeSource, is_transcript
 from scorer.sources.stream_json import StreamJsonSource, is_stream_json
@@ -158,10 +158,11 @@ def resolve_file(
         known = ", ".join(sorted(FILE_SOURCES))
         raise ConfigError(f"unknown file source {source!r} (choose one of: {known})")
     path = Path(arg).expanduser()
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         path = find_session(arg, projects_root or get_settings().claude_projects)
     if path.is_dir():
         raise SourceError(f"{path} is a directory; pass a .jsonl transcript or a session id")
+    require_regular_file(path)  # before sniffing: opening a FIFO would block forever
     return FILE_SOURCES[source or sniff_format(path)](path, task)
 
 
@@ -173,6 +174,12 @@ def find_session(session_id: str, projects_root: Path) -> Path:
     if not projects_root.is_dir():
         raise SourceError(f"session {session_id} not found: {projects_root} does not exist")
     exact = sorted(projects_root.glob(f"*/{session_id}.jsonl"))
+    if len(exact) > 1:  # the same id in two project folders: say so, pick none
+        folders = ", ".join(p.parent.name for p in exact)
+        raise SourceError(
+            f"session {session_id} is in {len(exact)} project folders ({folders}); "
+            "pass the transcript path instead"
+        )
     if exact:
         return exact[0]
     matches = sorted(projects_root.glob(f"*/{session_id}*.jsonl"))
@@ -206,10 +213,7 @@ def _head_records(path: Path) -> list[dict[str, Any]]:
             for raw in handle:
                 if len(records) >= _SNIFF_LINES:
                     break
-                try:
-                    obj = json.loads(raw) if raw.strip() else None
-                except (ValueError, UnicodeDecodeError):
-                    continue
+                obj = parse_json_line(raw) if raw.strip() else None
                 if isinstance(obj, dict):
                     records.append(obj)
     except OSError as exc:

@@ -1,7 +1,7 @@
-"""Pure helpers shared by the sources: line reading, block conversion, failure detection.
+"""Pure helpers shared by the sources: block conversion, failure detection, usage.
 
-Everything here except `read_jsonl` is pure, so the native and stream-json parsers (and
-the Langfuse/tmux sources) turn the same raw shapes into the same `Event`s.
+The native and stream-json parsers (and the Langfuse/tmux sources) turn the same raw
+shapes into the same `Event`s with these. Reading JSONL files lives in `_jsonl.py`.
 """
 
 from __future__ import annotations
@@ -9,12 +9,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from scorer.errors import SourceError
 from scorer.models import Event, EventKind, TokenUsage
 
 SYNTHETIC_MODEL = "<synthetic>"
@@ -22,7 +19,6 @@ SYNTHETIC_MODEL = "<synthetic>"
 _EXIT_CODE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
 _WS = re.compile(r"\s+")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_BINARY_PROBE = 8192
 
 
 def number_events(events: list[Event], start: int = 1) -> list[Event]:
@@ -50,47 +46,6 @@ def number_events(events: list[Event], start: int = 1) -> list[Event]:
 
     walk(events)
     return events
-
-
-@dataclass
-class JsonLines:
-    """The decoded lines of a JSONL file and how many could not be decoded."""
-
-    records: list[dict[str, Any]] = field(default_factory=list)
-    bad_lines: int = 0
-    n_lines: int = 0
-
-
-def read_jsonl(path: Path) -> JsonLines:
-    """Read a JSONL file: one dict per line, blank lines ignored, bad lines counted.
-
-    Raises:
-        SourceError: The file cannot be read, looks binary, or is a single JSON
-            document (array/object) rather than JSON lines.
-    """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if b"\x00" in data[:_BINARY_PROBE]:
-        raise SourceError(f"{path} is a binary file, not a JSONL transcript")
-    out = JsonLines()
-    for raw in data.splitlines():
-        if not raw.strip():
-            continue
-        out.n_lines += 1
-        try:
-            obj = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            out.bad_lines += 1
-            continue
-        if isinstance(obj, dict):
-            out.records.append(obj)
-        else:
-            out.bad_lines += 1
-    if not out.records and out.bad_lines:
-        raise SourceError(f"{path} is not a JSONL transcript (no line is a JSON object)")
-    return out
 
 
 def parse_ts(value: Any) -> datetime | None:

@@ -15,7 +15,8 @@ from typing import Any
 
 from scorer.errors import EmptySessionError, SourceError
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
-from scorer.sources._common import JsonLines, number_events, read_jsonl, sum_usage
+from scorer.sources._common import number_events, sum_usage
+from scorer.sources._jsonl import JsonLines, parse_json_line, read_jsonl
 from scorer.sources._transcript import TranscriptParse, is_transcript, parse_transcript
 
 __all__ = ["ClaudeCodeSource", "Subagent", "attach_subagents", "is_transcript", "parse_transcript"]
@@ -164,6 +165,8 @@ class ClaudeCodeSource:
                 "project_dir": self.path.parent.name,
                 "n_lines": lines.n_lines,
                 "bad_lines": lines.bad_lines,
+                "non_utf8_lines": lines.non_utf8_lines,
+                "warnings": lines.warnings(),
                 "duplicate_lines": main.duplicate_lines,
                 "turn_duration_ms": main.turn_duration_ms,
                 "n_turn_durations": main.n_turn_durations,
@@ -286,21 +289,25 @@ def _usage_dict(usage: TokenUsage) -> dict[str, int]:
 
 
 def _read_meta(path: Path) -> dict[str, Any]:
+    if not path.is_file():  # also keeps a FIFO from blocking the read
+        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
 def _first_session_id(path: Path) -> str | None:
     """The `sessionId` of a file's first JSON line (cheap check for legacy agent files)."""
+    if not path.is_file():
+        return None
     try:
         with path.open("rb") as handle:
             for raw in handle:
                 if raw.strip():
-                    record = json.loads(raw)
+                    record = parse_json_line(raw)
                     return record.get("sessionId") if isinstance(record, dict) else None
-    except (OSError, ValueError):
+    except OSError:
         return None
     return None

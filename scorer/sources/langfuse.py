@@ -22,6 +22,7 @@ from scorer.errors import EmptySessionError, SourceError
 from scorer.langfuse_client import LangfuseClient, get_client
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
 from scorer.sources._common import number_events
+from scorer.sources._jsonl import json_depth_exceeds
 
 FIELDS = "core,basic,io,metadata,model,usage,metrics,trace_context"
 # Metadata values over 200 chars come back truncated unless listed here.
@@ -394,9 +395,10 @@ def parse_io(value: Any) -> Any:
         stripped = value.strip()
         if stripped[:1] in '{["' or stripped in ("null", "true", "false"):
             try:
-                return json.loads(stripped)
-            except ValueError:
+                decoded = json.loads(stripped)
+            except (ValueError, RecursionError):
                 return value
+            return value if json_depth_exceeds(decoded) else decoded
     return value
 
 

@@ -20,9 +20,9 @@ from scorer.sources._common import (
     assistant_message_events,
     content_text,
     number_events,
-    read_jsonl,
     tool_result_event,
 )
+from scorer.sources._jsonl import read_jsonl
 
 _AGENT_TAIL = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
 _RESULT_KEYS = ("subtype", "is_error", "num_turns", "duration_ms", "duration_api_ms")
@@ -187,7 +187,10 @@ class StreamJsonSource:
         events = weave_subagents(parsed.events, parsed.children)
         if not any(e.kind != EventKind.RESULT for e in events):
             raise EmptySessionError(f"{self.path} has no messages or tool calls")
-        return self._session(parsed, number_events(events), lines.n_lines, lines.bad_lines)
+        session = self._session(parsed, number_events(events), lines.n_lines, lines.bad_lines)
+        session.extra["non_utf8_lines"] = lines.non_utf8_lines
+        session.extra["warnings"] = lines.warnings()
+        return session
 
     def _session(self, parsed: StreamParse, events: list[Event], n_lines: int, bad: int) -> Session:
         init, result = parsed.init, parsed.result or {}

@@ -72,7 +72,7 @@ def test_single_chunk_request_body_and_scorecard():
     assert "#3 tool_call Bash" in body["messages"][0]["content"]
 
     assert card.status == "scored" and card.n_chunks == 1
-    assert card.prompt_version == "2026-11-22.1" and card.prompt_hash == default_prompts().hash
+    assert card.prompt_version == "2026-11-23.1" and card.prompt_hash == default_prompts().hash
     assert card.rubric_hash == default_rubric().hash and card.package_version == scorer.__version__
     assert card.scores["tool_efficiency"].value == 4.0
     assert card.scores["goal_achievement"].label == "complete"

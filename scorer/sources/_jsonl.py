@@ -1,0 +1,161 @@
+"""Reading JSONL files that may be broken, hostile or not files at all.
+
+A bad line never sinks a transcript: a line that is not JSON (truncated, corrupt), not an
+object, or nested thousands deep is skipped and counted; bytes that are not UTF-8 and
+lone surrogate escapes are decoded with U+FFFD and counted. Anything but a regular file
+(a FIFO would block `open` forever) is refused before it is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scorer.errors import SourceError
+
+_BINARY_PROBE = 8192
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+MAX_JSON_DEPTH = 200
+"""Lines nested deeper than this are skipped: real transcript lines nest about 10 deep, and
+deeper ones would exhaust the recursion limit of whatever walks them later."""
+
+
+@dataclass
+class JsonLines:
+    """The decoded lines of a JSONL file and what could not be used as is."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    bad_lines: int = 0
+    """Lines skipped: not JSON (truncated or corrupt), not an object, or nested too deep."""
+    n_lines: int = 0
+    deep_lines: int = 0
+    """Of `bad_lines`, those nested deeper than `MAX_JSON_DEPTH`."""
+    non_utf8_lines: int = 0
+    """Lines that were not UTF-8, decoded with U+FFFD replacement characters and kept."""
+
+    def warnings(self) -> list[str]:
+        """One sentence per kind of problem, for the dry run, the scorecard and stderr."""
+        out = []
+        if self.bad_lines:
+            deep = f", {self.deep_lines} nested too deeply" if self.deep_lines else ""
+            out.append(
+                f"{self.bad_lines} of {self.n_lines} lines skipped "
+                f"(not valid JSON objects: truncated or corrupt{deep})"
+            )
+        if self.non_utf8_lines:
+            out.append(
+                f"{self.non_utf8_lines} lines were not UTF-8 and were decoded with "
+                "replacement characters"
+            )
+        return out
+
+
+def json_depth_exceeds(obj: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when `obj` nests lists/dicts deeper than `limit` (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, dict | list))
+    return False
+
+
+def decode_line(raw: bytes) -> tuple[str, bool]:
+    """UTF-8 text of one line, and whether it needed replacement characters."""
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), True
+
+
+def parse_json_line(raw: bytes, stats: JsonLines | None = None) -> Any:
+    """One JSONL line → its value, or None when it is unusable (counted in `stats`).
+
+    Never raises: invalid JSON, a line nested thousands deep (`RecursionError` in the
+    decoder) and non-UTF-8 bytes are all counted instead.
+    """
+    text, replaced = decode_line(raw)
+    if stats is not None and replaced:
+        stats.non_utf8_lines += 1
+    try:
+        obj = json.loads(text)
+        # Cheap count first: only a line with many brackets can nest deeply.
+        deep = raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth_exceeds(obj)
+    except RecursionError:
+        deep, obj = True, None
+    except ValueError:
+        return None
+    if deep:
+        if stats is not None:
+            stats.deep_lines += 1
+        return None
+    if _ESCAPED_SURROGATE.search(raw):  # `\ud800` alone decodes to a str no codec can write
+        fixed = _replace_surrogates(obj)
+        if fixed != obj and stats is not None:
+            stats.non_utf8_lines += 1
+        return fixed
+    return obj
+
+
+def _replace_surrogates(obj: Any) -> Any:
+    """A copy of a decoded JSON value with lone surrogates replaced by U+FFFD."""
+    if isinstance(obj, str):
+        return _SURROGATE.sub("\ufffd", obj)
+    if isinstance(obj, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_replace_surrogates(v) for v in obj]
+    return obj
+
+
+def require_regular_file(path: Path) -> None:
+    """Refuse anything but a regular file (a FIFO would block `open` forever).
+
+    Raises:
+        SourceError: The path is missing, a dangling or looping symlink, or not a file.
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(mode):
+        raise SourceError(f"{path} is not a regular file")
+
+
+def read_jsonl(path: Path) -> JsonLines:
+    """Read a JSONL file: one dict per line, blank lines ignored, bad lines counted.
+
+    Raises:
+        SourceError: The file is not a regular file, cannot be read, looks binary, or is a
+            single JSON document (array/object) rather than JSON lines.
+    """
+    require_regular_file(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if b"\x00" in data[:_BINARY_PROBE]:
+        raise SourceError(f"{path} is a binary file, not a JSONL transcript")
+    out = JsonLines()
+    for raw in data.splitlines():
+        if not raw.strip():
+            continue
+        out.n_lines += 1
+        obj = parse_json_line(raw, out)
+        if isinstance(obj, dict):
+            out.records.append(obj)
+        else:
+            out.bad_lines += 1
+    if not out.records and out.bad_lines:
+        raise SourceError(f"{path} is not a JSONL transcript (no line is a JSON object)")
+    return out
