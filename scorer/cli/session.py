@@ -34,6 +34,8 @@ class SourceName(StrEnum):
     auto = "auto"
     claude_code = "claude-code"
     stream_json = "stream-json"
+    terminal = "terminal"
+    asciinema = "asciinema"
     langfuse = "langfuse"
     tmux = "tmux"
 
@@ -133,7 +135,10 @@ def scorecard_payload(card: Scorecard) -> dict:
 
 @handle_errors
 def score_session_command(
-    arg: Annotated[str, typer.Argument(help="Transcript path, session id, or tmux session.")],
+    arg: Annotated[
+        str,
+        typer.Argument(help="Transcript, pane capture or .cast path; session id; or tmux session."),
+    ],
     source: Annotated[
         SourceName, typer.Option(help="Where to read the session.")
     ] = SourceName.auto,

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyte
+from pydantic import BaseModel
 
 from scorer.errors import SourceError
 
@@ -177,18 +179,60 @@ def clean_terminal(text: str) -> str:
     return "\n".join(_collapse_blanks(lines))
 
 
-def _read_cast(path: Path) -> tuple[dict, list[str]]:
+class CastHeader(BaseModel):
+    """What an asciinema v2 recording says about itself (header line and event times)."""
+
+    width: int = 80
+    height: int = 24
+    started_at: datetime | None = None
+    """The header's `timestamp` (Unix seconds), when present."""
+    duration: float | None = None
+    """Seconds: the header's `duration`, else the time of the last event."""
+    title: str | None = None
+    command: str | None = None
+
+
+def is_cast_header(record: object) -> bool:
+    """Whether a decoded first line is an asciinema v2 header."""
+    return (
+        isinstance(record, dict)
+        and record.get("version") == 2
+        and isinstance(record.get("width"), int)
+        and isinstance(record.get("height"), int)
+    )
+
+
+def _header(raw: dict, last_time: float | None) -> CastHeader:
+    stamp = raw.get("timestamp")
+    duration = raw.get("duration")
+    return CastHeader(
+        width=int(raw.get("width") or 80),
+        height=int(raw.get("height") or 24),
+        started_at=datetime.fromtimestamp(stamp, UTC) if isinstance(stamp, int | float) else None,
+        duration=float(duration) if isinstance(duration, int | float) else last_time,
+        title=raw.get("title") if isinstance(raw.get("title"), str) else None,
+        command=raw.get("command") if isinstance(raw.get("command"), str) else None,
+    )
+
+
+def _read_cast(path: Path) -> tuple[CastHeader, list[str]]:
+    last_time: float | None = None
     try:
         with path.open(encoding="utf-8") as fh:
             header = json.loads(fh.readline())
-            chunks = [
-                event[2] for line in fh if line.strip() and (event := json.loads(line))[1] == "o"
-            ]
-    except (OSError, json.JSONDecodeError, IndexError, TypeError) as exc:
+            chunks = []
+            for line in fh:
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                last_time = float(event[0])
+                if event[1] == "o":
+                    chunks.append(event[2])
+    except (OSError, ValueError, IndexError, TypeError, KeyError) as exc:
         raise SourceError(f"cannot read asciinema cast {path}: {exc}") from exc
     if not isinstance(header, dict) or header.get("version") != 2:
         raise SourceError(f"{path} is not an asciinema v2 cast (bad header line)")
-    return header, chunks
+    return _header(header, last_time), chunks
 
 
 def _row_text(row: dict, columns: int) -> str:
@@ -228,10 +272,17 @@ def render_cast(path: Path, *, columns: int | None = None, rows: int | None = No
     Raises:
         SourceError: The file is missing or is not an asciinema v2 recording.
     """
+    return load_cast(path, columns=columns, rows=rows)[1]
+
+
+def load_cast(
+    path: Path, *, columns: int | None = None, rows: int | None = None
+) -> tuple[CastHeader, str]:
+    """Like `render_cast`, and also return the recording's header (size, start, duration)."""
     header, chunks = _read_cast(path)
-    columns = columns or int(header.get("width") or 80)
-    rows = rows or int(header.get("height") or 24)
+    columns = columns or header.width
+    rows = rows or header.height
     screen = _ScrollbackScreen(columns, rows)
     pyte.Stream(screen).feed("".join(chunks))
     visible = [_row_text(screen.buffer[y], columns) for y in range(rows)]
-    return clean_terminal("\n".join(screen.scrollback + visible))
+    return header, clean_terminal("\n".join(screen.scrollback + visible))

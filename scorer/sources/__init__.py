@@ -18,12 +18,15 @@ from scorer.sources._common import number_events
 from scorer.sources.base import SessionSource
 from scorer.sources.claude_code import ClaudeCodeSource, is_transcript
 from scorer.sources.stream_json import StreamJsonSource, is_stream_json
+from scorer.sources.terminal import CastSource, TerminalFileSource, looks_like_cast
 
 SourceFactory = Callable[[Path, str | None], SessionSource]
 
 FILE_SOURCES: dict[str, SourceFactory] = {
     "claude-code": ClaudeCodeSource,
     "stream-json": StreamJsonSource,
+    "terminal": TerminalFileSource,
+    "asciinema": CastSource,
 }
 """Source name → factory taking `(path, task)`. Add new file formats here."""
 
@@ -43,7 +46,8 @@ def resolve(
     Args:
         arg: A transcript path, or a Claude Code session id (a unique prefix works),
             searched as `<projects_root>/*/<id>.jsonl`.
-        source: Force a format (`claude-code`, `stream-json`) instead of sniffing.
+        source: Force a format (`claude-code`, `stream-json`, `terminal`, `asciinema`)
+            instead of sniffing.
         projects_root: Where to look for session ids (default: settings'
             `claude_projects`, env `SCORER_CLAUDE_PROJECTS`).
         task: Explicit task statement handed to the source.
@@ -84,13 +88,24 @@ def find_session(session_id: str, projects_root: Path) -> Path:
 def sniff_format(path: Path) -> str:
     """Name of the file source that can read `path`, from its first JSON lines."""
     records = _head_records(path)
+    if looks_like_cast(path, records[0] if records else None):
+        return "asciinema"
     if not records:
-        return "claude-code"  # empty or not JSON lines: the native source says which
+        # not JSON lines: saved terminal text, unless it is empty or claims to be JSONL
+        # (then the native source says what is wrong with it)
+        return "claude-code" if _json_or_empty(path) else "terminal"
     if is_stream_json(records):
         return "stream-json"
     if is_transcript(records):
         return "claude-code"
     raise SourceError(f"{path} is neither a Claude Code transcript nor a stream-json run")
+
+
+def _json_or_empty(path: Path) -> bool:
+    if path.suffix.lower() in (".jsonl", ".json"):
+        return True
+    with path.open("rb") as handle:
+        return not handle.read(8192).strip()
 
 
 def _head_records(path: Path) -> list[dict[str, Any]]:
@@ -117,9 +132,11 @@ def _head_records(path: Path) -> list[dict[str, Any]]:
 
 __all__ = [
     "FILE_SOURCES",
+    "CastSource",
     "ClaudeCodeSource",
     "SessionSource",
     "StreamJsonSource",
+    "TerminalFileSource",
     "find_session",
     "number_events",
     "resolve",
