@@ -100,7 +100,7 @@ class TerminalFileSource:
             raise SourceError(f"{self.path} is a binary file, not terminal text")
         if raw.lstrip().startswith(b"{") and self._is_cast(raw):
             self.format = CastSource.format
-            return CastSource._read(self)
+            return _read_cast(self.path)
         return None, mtime, None, clean_terminal(raw.decode("utf-8", errors="replace"))
 
     @staticmethod
@@ -117,8 +117,12 @@ class CastSource(TerminalFileSource):
     format = "asciinema recording"
 
     def _read(self) -> tuple[datetime | None, datetime | None, str | None, str]:
-        header, text = load_cast(self.path)
-        ended = None
-        if header.started_at is not None and header.duration is not None:
-            ended = header.started_at + timedelta(seconds=header.duration)
-        return header.started_at, ended, header.title or header.command, text
+        return _read_cast(self.path)
+
+
+def _read_cast(path: Path) -> tuple[datetime | None, datetime | None, str | None, str]:
+    header, text = load_cast(path)
+    ended = None
+    if header.started_at is not None and header.duration is not None:
+        ended = header.started_at + timedelta(seconds=header.duration)
+    return header.started_at, ended, header.title or header.command, text
