@@ -14,6 +14,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from itertools import groupby
+from pathlib import Path
 from typing import Any
 
 import krippendorff
@@ -58,6 +59,11 @@ class Pair(BaseModel):
     rationale: str = ""
     evidence: list[EvidenceRef] = Field(default_factory=list)
     langfuse_url: str | None = None
+    task: str | None = None
+    """A readable task name from the labels (`task_id`, `task`, `title` columns), if any."""
+    link: str | None = None
+    """Where to look at the session: its Langfuse URL, else a URL or path from the labels
+    or the scorecard's origin."""
 
     @property
     def diff(self) -> float:
@@ -152,6 +158,29 @@ def join_keys(card: Scorecard) -> list[str]:
     return keys
 
 
+_TASK_KEYS = ("task_id", "task", "task_name", "title")
+_LINK_KEYS = ("url", "link", "session_path", "path")
+
+
+def _first_meta(labels: list[Label], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        for lab in labels:
+            value = lab.meta.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return None
+
+
+def _origin_link(card: Scorecard) -> str | None:
+    """The scorecard's origin when it is a URL or an existing file (tmux targets are not)."""
+    origin = card.meta.get("origin")
+    if not isinstance(origin, str):
+        return None
+    if origin.startswith(("http://", "https://")):
+        return origin
+    return origin if origin.startswith("/") and Path(origin).is_file() else None
+
+
 def pair(scorecards: Iterable[Scorecard], labels: Iterable[Label], dimension: str) -> list[Pair]:
     """Join the latest scorecards with the labels of `dimension` on session id (or subject).
 
@@ -184,6 +213,10 @@ def pair(scorecards: Iterable[Scorecard], labels: Iterable[Label], dimension: st
                 rationale=score.rationale,
                 evidence=score.evidence,
                 langfuse_url=card.meta.get("langfuse_url"),
+                task=_first_meta(group, _TASK_KEYS),
+                link=card.meta.get("langfuse_url")
+                or _first_meta(group, _LINK_KEYS)
+                or _origin_link(card),
             )
         )
     return sorted(pairs, key=lambda p: (*_group_key(p), p.session_id))
