@@ -24,6 +24,7 @@ from typing import Any, Literal
 from rich.table import Table
 
 from scorer._fs import write_atomic
+from scorer._text import plural
 from scorer.calibrate.stats import CalibrationResult, DimensionAgreement, Pair
 from scorer.errors import ConfigError
 
@@ -292,9 +293,9 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
 
 def _intro(result: CalibrationResult) -> str:
     return (
-        f"Rubric {result.rubric_version} · {result.n_labels} labels · "
-        f"{result.n_scorecards} scorecards · {result.unmatched_labels} labels without a "
-        f"scorecard · bootstrap {result.n_boot}x (seed {result.seed}), 95% CI in brackets."
+        f"Rubric {result.rubric_version} · {plural(result.n_labels, 'label')} · "
+        f"{plural(result.n_scorecards, 'scorecard')} · "
+        f"{plural(result.unmatched_labels, 'label')} without a scorecard · bootstrap {result.n_boot}x (seed {result.seed}), 95% CI in brackets."
     )
 
 
@@ -404,4 +405,5 @@ def write_report(
         links = _write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
         text = _render_md(result, links)
     write_atomic(path, text)
+    path.chmod(0o644)  # a report is meant to be shared (the temp file was owner-only)
     return path

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from scipy import stats as sps
 from sklearn import metrics as skm
 
+from scorer._text import plural
 from scorer.calibrate.ground_truth import Label
 from scorer.judge.rubric import Rubric, ScoreConfig, default_rubric
 from scorer.models import EvidenceRef, Scorecard
@@ -379,7 +380,7 @@ def _explain(j: np.ndarray, h: np.ndarray, core: dict[str, float]) -> list[str]:
     """Why some statistics are undefined, in words."""
     notes = []
     if len(j) < 3:
-        notes.append(f"only {len(j)} pair(s): correlations and intervals are unreliable")
+        notes.append(f"only {plural(len(j), 'pair')}: correlations and intervals are unreliable")
     constant = [name for name, arr in (("judge", j), ("human", h)) if np.ptp(arr) == 0]
     if constant:
         notes.append(f"constant {' and '.join(constant)} values: correlations are undefined (NaN)")

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from scorer._text import plural
 from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
@@ -45,7 +46,7 @@ def render_summary(summary: BackfillSummary) -> None:
     s = summary
     if s.dry_run:
         err.print(
-            f"[bold]dry run[/] {s.selected} sessions (of {s.discovered} found, {s.active} active): "
+            f"[bold]dry run[/] {plural(s.selected, 'session')} (of {s.discovered} found, {s.active} active): "
             f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
             f"~${s.estimated_cost_usd:.4f}"
         )

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from scorer._text import plural
 from scorer.cli._common import err, handle_errors, out, print_json
 
 
@@ -54,7 +55,7 @@ def calibrate_command(
     from scorer.jobs.calibrate import score_missing as fill
 
     labels = load_ground_truth(ground_truth, since=since)
-    err.print(f"{len(labels)} ground-truth labels from {ground_truth}")
+    err.print(f"{plural(len(labels), 'ground-truth label')} from {ground_truth}")
     kinds = ["heuristic"] if judge != JudgeFilter.llm else []
     if judge != JudgeFilter.heuristic and (score_missing or os.environ.get("ANTHROPIC_API_KEY")):
         kinds.append("llm")
@@ -62,7 +63,7 @@ def calibrate_command(
         for kind in kinds:
             n = fill(labels, kind, model=model)  # type: ignore[arg-type]
             if n:
-                err.print(f"scored {n} sessions with the {kind} judge")
+                err.print(f"scored {plural(n, 'session')} with the {kind} judge")
     result = run_calibration(labels, judge=judge.value, model=model, n_boot=n_boot, since=since)
     report = write_report(result, out_dir, fmt=fmt.value)
     if as_json:
