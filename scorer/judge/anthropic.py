@@ -540,4 +540,4 @@ def build_scores(
     scores[OVERALL] = DimensionScore(
         name=OVERALL, value=overall, normalized=overall, rationale=f"computed: {formula}"
     )
-    return scores, sorted(unknown)
+    return rubric.ordered(scores), sorted(unknown)

@@ -166,6 +166,7 @@ class HeuristicJudge:
             normalized=overall,
             rationale="weighted mean of the six normalised dimensions",
         )
+        scores = self.rubric.ordered(scores)
         return Scorecard(
             session_id=session.session_id,
             source=session.source.value,
