@@ -54,7 +54,7 @@ def test_rubric_order_is_weight_then_file_order_overall_last():
     rubric = load_rubric()
     assert [s.name for s in rubric.scores] == ORDER
     assert rubric.hash == default_rubric().hash  # ordering does not change the hash
-    shuffled = {name: i for i, name in enumerate(reversed(ORDER + ["unknown"]))}
+    shuffled = {name: i for i, name in enumerate(reversed([*ORDER, "unknown"]))}
     assert list(rubric.ordered(shuffled)) == [*ORDER, "unknown"]
 
 
