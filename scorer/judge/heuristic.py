@@ -7,9 +7,10 @@ execution-verified outcomes is measured in the README (`score-calibrate`).
 Rules (version `HEURISTIC_VERSION`; change the version when a rule changes):
 
 goal_achievement (failed / partial / complete; never `exceeded`, which needs judgement):
-  0. Live (tmux) sessions, after rule 1: a completion marker in the terminal with no
-     errors near the end → complete; errors near the end → partial if files changed
-     (git), else failed; no marker → partial if files changed, else failed.
+  0. Live (tmux) sessions and saved terminal output, after rule 1: a completion marker
+     in the terminal with no errors near the end → complete; errors near the end →
+     partial if files changed (git: committed, staged, unstaged or untracked), else
+     failed; no marker → partial if files changed, else failed.
   1. The last test run decides when there is one: all passed → complete; some passed →
      partial; none passed → failed.
   2. Otherwise the ending decides: a final result flagged as error, no final

@@ -56,6 +56,7 @@ def fail_fix_pass(srv: libtmux.Server, repo: Path, name: str = "agent") -> None:
         x=120, y=40, start_directory=str(repo),
     )  # fmt: skip
     pane = session.active_window.active_pane
+    wait_for(srv, name, "$")  # the shell is ready: nothing is echoed before its prompt
     # the fix changes the file's size: within the same second a same-size edit would keep
     # the stale __pycache__ bytecode (its check is mtime in seconds + size)
     pane.send_keys(f"{PYTEST}; sed -i 's/a - b/a + b  # fixed/' calc.py; {PYTEST}; echo RUN-'DONE'")

@@ -53,6 +53,7 @@ def run_script(srv, name, cwd):
         name, window_command="env PS1='$ ' bash --norc --noprofile", x=120, y=30,
         start_directory=str(cwd),
     )  # fmt: skip
+    wait_for(srv, name, "$")  # typed before the prompt, the command would echo on its own
     session.active_window.active_pane.send_keys(
         f"{sys.executable} {FIXTURES / 'live' / 'scripted_run.py'}"
     )
