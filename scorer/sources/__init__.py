@@ -63,7 +63,9 @@ def resolve(
     if not path.exists():
         path = find_session(arg, projects_root or get_settings().claude_projects)
     if path.is_dir():
-        raise SourceError(f"{path} is a directory; pass a .jsonl transcript or a session id")
+        raise SourceError(
+            f"{path} is a directory; pass a transcript, pane capture or .cast file, or a session id"
+        )
     return FILE_SOURCES[source or sniff_format(path)](path, task)
 
 
