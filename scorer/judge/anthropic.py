@@ -31,6 +31,7 @@ import anthropic
 from pydantic import BaseModel, ValidationError
 
 import scorer
+from scorer._text import plural
 from scorer.errors import CredentialsError, JudgeError
 from scorer.judge import prompts as P
 from scorer.judge.cost import Pricing, load_pricing
@@ -497,7 +498,7 @@ def validate_reply(stop_reason: str | None, raw: str, model: type[M]) -> M:
         first = e.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "reply"
         raise InvalidReply(
-            f"{e.error_count()} schema error(s); first at {loc}: {first['msg']}"
+            f"{plural(e.error_count(), 'schema error')}; first at {loc}: {first['msg']}"
         ) from e
 
 
