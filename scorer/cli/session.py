@@ -219,7 +219,8 @@ def score_session_command(
     if source == SourceName.tmux and repo is not None:
         from scorer.jobs.resume import save_evaluation
 
-        save_evaluation(repo, prepared, card)
+        if save_evaluation(repo, prepared, card) is None:
+            err.print(f"note: {repo} is not a git repository; no evaluation saved in it")
 
     if as_json:
         print_json(scorecard_payload(card))

@@ -73,8 +73,15 @@ def evaluation_record(prepared: Prepared, card: Scorecard) -> dict[str, Any]:
     }
 
 
-def save_evaluation(repo: Path, prepared: Prepared, card: Scorecard) -> Path:
-    """Write evaluation.json (latest) and append to history.jsonl (capped)."""
+def save_evaluation(repo: Path, prepared: Prepared, card: Scorecard) -> Path | None:
+    """Write evaluation.json (latest) and append to history.jsonl (capped).
+
+    Returns:
+        The evaluation's path, or None when `repo` is not inside a git repository
+        (then nothing is written: resume-prompt and assess would refuse it anyway).
+    """
+    if repo_problem(Path(repo)) is not None:
+        return None
     record = evaluation_record(prepared, card)
     folder = _ensure_scorer_dir(repo)
     write_atomic(folder / "evaluation.json", json.dumps(record, indent=2, default=str))

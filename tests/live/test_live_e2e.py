@@ -206,6 +206,8 @@ def _tiny_prepared():
 def test_history_is_capped_newest_last(tmp_path):
     prepared = _tiny_prepared()
     repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
     total = HISTORY_CAP + 7
     for i in range(total):
         save_evaluation(repo, prepared, make_card("tmux:cap", summary=f"run {i}"))

@@ -156,6 +156,17 @@ def test_outside_git_refuses_and_writes_nothing(tmp_path, clean_env, command):
     assert list(plain.iterdir()) == []  # no .scorer/ folder, nothing else either
 
 
+def test_scoring_a_pane_with_a_non_git_repo_saves_nothing_there(server, tmp_path, clean_env):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    fail_fix_pass(server, plain)  # pytest fails twice here: there is no calc.py
+    result = score(server, plain, "HEAD")
+    assert result.exit_code == 0, result.stderr  # judged from the terminal alone
+    assert f"{plain} is not a git repository; no evaluation saved" in result.stderr
+    assert not (plain / ".scorer").exists()
+    assert scorer("assess", str(plain)).exit_code == 1
+
+
 def test_a_folder_inside_the_repo_is_accepted(repo, clean_env):
     (repo / "pkg").mkdir()
     result = scorer("assess", str(repo / "pkg"), "--json")
