@@ -24,6 +24,8 @@ class SourceKind(StrEnum):
     STREAM_JSON = "stream-json"
     LANGFUSE = "langfuse"
     TMUX = "tmux"
+    TERMINAL = "terminal"
+    """A saved pane capture (plain text) or an asciinema v2 `.cast` recording."""
 
 
 class EventKind(StrEnum):

@@ -201,7 +201,8 @@ def _csv_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     reader = csv.DictReader(text.splitlines())
     missing = [c for c in _REQUIRED if c not in (reader.fieldnames or [])]
     if missing:
-        raise ConfigError(f"{path}:1: missing column(s) {', '.join(missing)}")
+        word = "column" if len(missing) == 1 else "columns"
+        raise ConfigError(f"{path}:1: missing {word} {', '.join(missing)}")
     for row in reader:
         yield reader.line_num, row
 

@@ -365,8 +365,8 @@ def event_excerpts(session: Session, indices: Iterable[int], width: int = 300) -
 def show(fig: Any) -> None:
     """Display a matplotlib figure as a PNG and close it.
 
-    Works under any backend: `write_report` switches matplotlib to Agg, after which the
-    notebook's inline backend no longer renders figures by itself.
+    Works under any backend, including a non-interactive one (Agg) where the notebook
+    would not render figures by itself.
     """
     import io
 

@@ -1,21 +1,30 @@
 """The calibration report: a Markdown or HTML page with tables and PNG plots, plus a rich
 table for the terminal.
 
-matplotlib is optional (dev/notebooks extra): without it the report has tables only and
-says so.
+The HTML report is one self-contained file (Jinja2 template `templates/report.html.j2`):
+its PNG plots are embedded as base64 `data:` URIs, so it can be mailed or attached as
+is. The Markdown report links `plots/*.png` beside it. Both carry a legend of every
+statistic and name the task (with a link where one is known) of each disagreement.
+
+Plots are drawn on `matplotlib.figure.Figure` objects with the Agg canvas, never through
+pyplot: nothing global is switched, so a notebook's backend is left alone, and no
+display is needed. matplotlib is a main dependency; if it cannot be imported the report
+still has every table and says why the plots are missing.
 """
 
 from __future__ import annotations
 
-import html
+import base64
+import io
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from rich.table import Table
 
+from scorer._fs import write_atomic
+from scorer._text import plural
 from scorer.calibrate.stats import CalibrationResult, DimensionAgreement, Pair
 from scorer.errors import ConfigError
 
@@ -33,7 +42,38 @@ _STATS = [
     ("bal.acc", "balanced_accuracy"),
     ("bal.acc res.", "resolved_balanced_accuracy"),
 ]
-_NO_PLOTS = "matplotlib is not installed, so this report has tables only (pip install matplotlib)."
+_NO_PLOTS = (
+    "matplotlib could not be imported, so this report has tables only (pip install matplotlib)."
+)
+LEGEND: list[tuple[str, str]] = [
+    ("n", "Sessions with both a judge score and a ground-truth label for the dimension."),
+    ("exact", "Exact agreement: share of sessions where the judge gave the same label as the "
+     "humans (0-1, higher is better)."),
+    ("±1", "Within one: share of sessions where judge and humans are at most one step apart."),
+    ("κ", "Cohen's kappa: agreement corrected for chance (1 perfect, 0 chance level, "
+     "below 0 worse than chance)."),
+    ("κw", "Weighted kappa (quadratic): like κ, but near misses count as partial agreement, "
+     "which suits ordered scales."),
+    ("α", "Krippendorff's alpha (ordinal): chance-corrected reliability between judge and "
+     "humans; above 0.8 is reliable, 0.67-0.8 tentative."),
+    ("ρ", "Spearman rank correlation: do judge and humans order sessions the same way."),
+    ("r", "Pearson correlation of the raw values."),
+    ("MAE", "Mean absolute error |judge − human|, in scale steps (lower is better)."),
+    ("bias", "Mean of judge − human: positive means the judge is more generous than the "
+     "humans, negative stricter."),
+    ("bal.acc", "Balanced accuracy: recall averaged over the label classes, so a judge that "
+     "always answers the majority label does not look good."),
+    ("bal.acc res.", "Resolved-vs-not balanced accuracy (goal_achievement only): complete or "
+     "exceeded against everything else, the question execution-verified outcomes answer."),
+    ("[low, high]", "95% confidence interval from a seeded bootstrap over sessions; wide "
+     "intervals mean too few labelled sessions to trust the point value."),
+    ("—", "Undefined: too few pairs, or one side is constant (see the notes under each "
+     "dimension)."),
+    ("human", "The consensus of the annotators: the low median of their labels."),
+    ("diff", "Judge minus human for one session; the disagreement tables list the largest "
+     "|diff| first, with the evidence the judge cited (#event numbers)."),
+]  # fmt: skip
+"""(symbol, explanation) for every statistic and column in the report."""
 
 
 def format_stat(value: float | int | None, digits: int = 2) -> str:
@@ -75,33 +115,29 @@ def render_table(result: CalibrationResult) -> Table:
     return table
 
 
-# --- plots (optional) ------------------------------------------------------------------
+# --- plots ---------------------------------------------------------------------------
 
 
-def _pyplot():
+def _figure_class() -> Any:
     try:
-        import matplotlib
-
-        if "matplotlib.pyplot" not in sys.modules:
-            # a CLI never opens a window; a notebook that already chose a backend keeps it
-            matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
     except ImportError:
         return None
-    return plt
+    return Figure
 
 
-def _save(plt, fig, path: Path) -> str:
+def _png(fig: Any) -> bytes:
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return f"plots/{path.name}"
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)  # a bare Figure renders with the Agg canvas
+    return buf.getvalue()
 
 
-def _plot_confusion(plt, a: DimensionAgreement, path: Path) -> str | None:
+def _plot_confusion(figure: Any, a: DimensionAgreement) -> bytes | None:
     if not a.confusion:
         return None
-    fig, ax = plt.subplots(figsize=(3.6, 3.2))
+    fig = figure(figsize=(3.6, 3.2))
+    ax = fig.subplots()
     ax.imshow(a.confusion, cmap="Blues")
     ticks = range(len(a.label_names))
     ax.set_xticks(ticks, a.label_names, rotation=45, ha="right")
@@ -112,11 +148,12 @@ def _plot_confusion(plt, a: DimensionAgreement, path: Path) -> str | None:
     for r, row in enumerate(a.confusion):
         for c, count in enumerate(row):
             ax.text(c, r, str(count), ha="center", va="center", fontsize=8)
-    return _save(plt, fig, path)
+    return _png(fig)
 
 
-def _plot_distribution(plt, a: DimensionAgreement, path: Path) -> str:
-    fig, ax = plt.subplots(figsize=(4.2, 2.8))
+def _plot_distribution(figure: Any, a: DimensionAgreement) -> bytes:
+    fig = figure(figsize=(4.2, 2.8))
+    ax = fig.subplots()
     if a.labels:
         width = 0.4
         xs = range(len(a.labels))
@@ -131,40 +168,59 @@ def _plot_distribution(plt, a: DimensionAgreement, path: Path) -> str:
         ax.hist([a.judge_values, a.human_values], bins=10, label=["judge", "human"])
     ax.set_title(f"{a.dimension}: score distribution", fontsize=9)
     ax.legend(fontsize=7)
-    return _save(plt, fig, path)
+    return _png(fig)
 
 
-def _plot_bias(plt, result: CalibrationResult, path: Path) -> str | None:
+def _plot_bias(figure: Any, result: CalibrationResult) -> bytes | None:
     rows = [(a, a.bias) for a in result.agreements if a.bias is not None]
     if not rows:
         return None
-    fig, ax = plt.subplots(figsize=(6, 0.4 * len(rows) + 1.2))
+    fig = figure(figsize=(6, 0.4 * len(rows) + 1.2))
+    ax = fig.subplots()
     names = [f"{group_name(a)} {a.dimension}" for a, _ in rows]
     biases = [bias for _, bias in rows]
     ax.barh(names, biases, color=["tab:red" if b > 0 else "tab:blue" for b in biases])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("mean bias (judge − human)")
     ax.tick_params(axis="y", labelsize=7)
-    return _save(plt, fig, path)
+    return _png(fig)
 
 
-def _make_plots(result: CalibrationResult, plot_dir: Path) -> dict[str, str] | None:
-    """Write the PNGs; returns {key: relative path}, or None without matplotlib."""
-    plt = _pyplot()
-    if plt is None:
+def make_plots(result: CalibrationResult) -> dict[str, bytes] | None:
+    """PNG bytes keyed `bias`, `confusion:<stem>`, `dist:<stem>`; None without matplotlib."""
+    figure = _figure_class()
+    if figure is None:
         return None
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    paths: dict[str, str] = {}
+    plots: dict[str, bytes] = {}
     for a in result.agreements:
-        stem = _slug(f"{group_name(a)}-{a.dimension}")
-        confusion = _plot_confusion(plt, a, plot_dir / f"confusion-{stem}.png")
+        stem = _stem(a)
+        confusion = _plot_confusion(figure, a)
         if confusion:
-            paths[f"confusion:{stem}"] = confusion
-        paths[f"dist:{stem}"] = _plot_distribution(plt, a, plot_dir / f"dist-{stem}.png")
-    bias = _plot_bias(plt, result, plot_dir / "bias.png")
+            plots[f"confusion:{stem}"] = confusion
+        plots[f"dist:{stem}"] = _plot_distribution(figure, a)
+    bias = _plot_bias(figure, result)
     if bias:
-        paths["bias"] = bias
+        plots["bias"] = bias
+    return plots
+
+
+def _stem(a: DimensionAgreement) -> str:
+    return _slug(f"{group_name(a)}-{a.dimension}")
+
+
+def _write_plot_files(plots: dict[str, bytes], plot_dir: Path) -> dict[str, str]:
+    """Write each PNG under `plot_dir`; returns {key: path relative to the report}."""
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for key, png in plots.items():
+        name = key.replace(":", "-") + ".png"
+        (plot_dir / name).write_bytes(png)
+        paths[key] = f"{plot_dir.name}/{name}"
     return paths
+
+
+def _data_uris(plots: dict[str, bytes]) -> dict[str, str]:
+    return {k: "data:image/png;base64," + base64.b64encode(v).decode() for k, v in plots.items()}
 
 
 # --- documents -------------------------------------------------------------------------
@@ -183,23 +239,42 @@ def _summary_rows(result: CalibrationResult) -> tuple[list[str], list[list[str]]
     return headers, rows
 
 
-def _disagreement_rows(a: DimensionAgreement, link: Callable[[str, str], str]) -> list[list[str]]:
+def _task_cell(p: Pair) -> str:
+    """The task name with the session id, or the session id alone."""
+    return f"{p.task} ({p.session_id})" if p.task and p.task != p.session_id else p.session_id
+
+
+def _link_text(url: str) -> str:
+    if "langfuse" in url or "/trace/" in url or "/sessions/" in url:
+        return "Langfuse"
+    return "open" if url.startswith(("http://", "https://")) else "file"
+
+
+def _link_target(link: str) -> str:
+    """A URL for an href: absolute paths become file:// URIs."""
+    return Path(link).as_uri() if link.startswith("/") else link
+
+
+def _disagreements(a: DimensionAgreement) -> list[tuple[list[str], tuple[str, str] | None]]:
+    """Per disagreement: the text cells, and the (text, href) of its link if any."""
     rows = []
     for p in a.disagreements:
         refs = ", ".join(
             f"#{e.event}" + (f" “{e.quote[:60]}”" if e.quote else "") for e in p.evidence
         )
-        rows.append(
-            [
-                p.session_id,
-                p.judge_label or _value_name(a, p.judge_value),
-                p.human_label or _value_name(a, p.human_value),
-                format_stat(p.diff, 1),
-                refs or "—",
-                link("Langfuse", p.langfuse_url) if p.langfuse_url else "—",
-            ]
-        )
+        cells = [
+            _task_cell(p),
+            p.judge_label or _value_name(a, p.judge_value),
+            p.human_label or _value_name(a, p.human_value),
+            format_stat(p.diff, 1),
+            refs or "—",
+        ]
+        rows.append((cells, (_link_text(p.link), _link_target(p.link)) if p.link else None))
     return rows
+
+
+def _disagreement_rows(a: DimensionAgreement, link: Callable[[str, str], str]) -> list[list[str]]:
+    return [[*cells, link(*ref) if ref else "—"] for cells, ref in _disagreements(a)]
 
 
 def _value_name(a: DimensionAgreement, value: float) -> str:
@@ -207,7 +282,7 @@ def _value_name(a: DimensionAgreement, value: float) -> str:
     return names.get(value, format_stat(value, 1))
 
 
-_DIS_HEADERS = ["session", "judge", "human", "diff", "evidence", "link"]
+_DIS_HEADERS = ["task (session)", "judge", "human", "diff", "evidence", "link"]
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> str:
@@ -219,36 +294,41 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
-    out = [
-        "# Judge calibration",
-        "",
-        f"Rubric `{result.rubric_version}` · {result.n_labels} labels · {result.n_scorecards} scorecards"
-        f" · {result.unmatched_labels} labels without a scorecard · bootstrap {result.n_boot}x (seed {result.seed}), 95% CI in brackets.",
-        "",
-        "## Summary",
-        "",
-        _md_table(*_summary_rows(result)),
+def _intro(result: CalibrationResult) -> str:
+    return (
+        f"Rubric {result.rubric_version} · {plural(result.n_labels, 'label')} · "
+        f"{plural(result.n_scorecards, 'scorecard')} · "
+        f"{plural(result.unmatched_labels, 'label')} without a scorecard · bootstrap {result.n_boot}x (seed {result.seed}), 95% CI in brackets."
+    )
+
+
+def _inter_rows(result: CalibrationResult) -> list[list[str]]:
+    return [
+        [i.dimension, ", ".join(i.raters), str(i.n_units), format_stat(i.alpha), "; ".join(i.notes)]
+        for i in result.inter_annotator
     ]
+
+
+_INTER_HEADERS = ["dimension", "annotators", "shared sessions", "α", "notes"]
+
+
+def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
+    out = ["# Judge calibration", "", _intro(result), "", "## Summary", ""]
+    out += [_md_table(*_summary_rows(result)), "", "## Legend", ""]
+    out += [f"- **{symbol}**: {text}" for symbol, text in LEGEND]
     if plots is None:
         out += ["", f"> {_NO_PLOTS}"]
     elif "bias" in plots:
         out += ["", "## Bias per dimension", "", f"![bias]({plots['bias']})"]
     if result.inter_annotator:
-        out += ["", "## Inter-annotator agreement", ""]
-        rows = [
-            [
-                i.dimension,
-                ", ".join(i.raters),
-                str(i.n_units),
-                format_stat(i.alpha),
-                "; ".join(i.notes),
-            ]
-            for i in result.inter_annotator
+        out += [
+            "",
+            "## Inter-annotator agreement",
+            "",
+            _md_table(_INTER_HEADERS, _inter_rows(result)),
         ]
-        out.append(_md_table(["dimension", "annotators", "shared sessions", "α", "notes"], rows))
     for a in result.agreements:
-        stem = _slug(f"{group_name(a)}-{a.dimension}")
+        stem = _stem(a)
         out += ["", f"## {a.dimension} — {group_name(a)} (n={a.n})", ""]
         out += [f"- {note}" for note in a.notes]
         for key in (f"confusion:{stem}", f"dist:{stem}"):
@@ -260,53 +340,57 @@ def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
     return "\n".join(out) + "\n"
 
 
-def _html_table(headers: list[str], rows: list[list[str]], *, raw_last: bool = False) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = ""
-    for row in rows:
-        cells = [html.escape(c) for c in row]
-        if raw_last:
-            cells[-1] = row[-1]  # already-built link markup
-        body += "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+def _html_sections(result: CalibrationResult, plots: dict[str, str] | None) -> list[dict]:
+    sections = []
+    for a in result.agreements:
+        stem = _stem(a)
+        images = [
+            (kind, plots[f"{kind}:{stem}"])
+            for kind in ("confusion", "dist")
+            if plots and f"{kind}:{stem}" in plots
+        ]
+        sections.append(
+            {
+                "title": f"{a.dimension} — {group_name(a)} (n={a.n})",
+                "notes": a.notes,
+                "images": images,
+                "rows": _disagreements(a),
+            }
+        )
+    return sections
 
 
 def _render_html(result: CalibrationResult, plots: dict[str, str] | None) -> str:
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>Judge calibration</title>",
-        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
-        "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}</style></head><body>",
-        "<h1>Judge calibration</h1>",
-        f"<p>Rubric <code>{html.escape(result.rubric_version)}</code> · {result.n_labels} labels · "
-        f"{result.n_scorecards} scorecards · {result.unmatched_labels} labels without a scorecard · "
-        f"bootstrap {result.n_boot}x (seed {result.seed}).</p>",
-        "<h2>Summary</h2>",
-        _html_table(*_summary_rows(result)),
-    ]
-    if plots is None:
-        parts.append(f"<p><em>{html.escape(_NO_PLOTS)}</em></p>")
-    elif "bias" in plots:
-        parts.append(f"<h2>Bias per dimension</h2><img src='{plots['bias']}' alt='bias'>")
-    for a in result.agreements:
-        stem = _slug(f"{group_name(a)}-{a.dimension}")
-        parts.append(
-            f"<h2>{html.escape(a.dimension)} — {html.escape(group_name(a))} (n={a.n})</h2>"
-        )
-        parts += [f"<p>{html.escape(note)}</p>" for note in a.notes]
-        for key in (f"confusion:{stem}", f"dist:{stem}"):
-            if plots and key in plots:
-                parts.append(f"<img src='{plots[key]}' alt='{html.escape(key)}'>")
-        if a.disagreements:
-            link = lambda t, u: f"<a href='{html.escape(u, quote=True)}'>{html.escape(t)}</a>"  # noqa: E731
-            parts.append(_html_table(_DIS_HEADERS, _disagreement_rows(a, link), raw_last=True))
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(
+        loader=PackageLoader("scorer.calibrate", "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    summary_headers, summary_rows = _summary_rows(result)
+    return env.get_template("report.html.j2").render(
+        intro=_intro(result),
+        summary_headers=summary_headers,
+        summary_rows=summary_rows,
+        legend=LEGEND,
+        no_plots=_NO_PLOTS if plots is None else None,
+        bias=(plots or {}).get("bias"),
+        inter_headers=_INTER_HEADERS,
+        inter_rows=_inter_rows(result),
+        sections=_html_sections(result, plots),
+        dis_headers=_DIS_HEADERS,
+    )
 
 
 def write_report(
     result: CalibrationResult, out_dir: Path, *, fmt: Literal["md", "html"] = "md"
 ) -> Path:
-    """Write `calibration.md` (or `.html`), `calibration.json` and `plots/*.png` to `out_dir`.
+    """Write the report and `calibration.json` to `out_dir`.
+
+    `html` is one self-contained `calibration.html` (plots embedded as data URIs);
+    `md` is `calibration.md` with its plots in `plots/*.png` beside it.
 
     Returns:
         The path of the Markdown/HTML report.
@@ -315,9 +399,14 @@ def write_report(
         raise ConfigError(f"unknown report format {fmt!r} (md or html)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots = _make_plots(result, out_dir / "plots")
+    pngs = make_plots(result)
     (out_dir / "calibration.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
-    render = _render_md if fmt == "md" else _render_html
     path = out_dir / f"calibration.{fmt}"
-    path.write_text(render(result, plots), encoding="utf-8")
+    if fmt == "html":
+        text = _render_html(result, _data_uris(pngs) if pngs is not None else None)
+    else:
+        links = _write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
+        text = _render_md(result, links)
+    write_atomic(path, text)
+    path.chmod(0o644)  # a report is meant to be shared (the temp file was owner-only)
     return path

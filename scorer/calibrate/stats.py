@@ -9,7 +9,6 @@ undefined (constant input, too few pairs) instead of crashing. Undefined values 
 from __future__ import annotations
 
 import math
-import statistics
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -22,12 +21,19 @@ from pydantic import BaseModel, Field
 from scipy import stats as sps
 from sklearn import metrics as skm
 
+from scorer._text import plural
 from scorer.calibrate.ground_truth import Label
+from scorer.calibrate.pairing import (
+    Pair,
+    group_key,
+    join_keys,
+    labels_by_session,
+    latest_scorecards,
+    pair,
+)
 from scorer.judge.rubric import Rubric, ScoreConfig, default_rubric
-from scorer.models import EvidenceRef, Scorecard
+from scorer.models import Scorecard
 
-_JOIN_META_KEYS = ("trace_id", "langfuse_trace_id", "langfuse_session_id")
-"""Scorecard.meta keys that also identify the session (Langfuse-sourced scorecards)."""
 BOOTSTRAPPED = (
     "exact_agreement",
     "within_one",
@@ -42,31 +48,6 @@ BOOTSTRAPPED = (
 )
 RESOLVED_FROM = {"goal_achievement": "complete"}
 """Dimensions with a binary "resolved" reading: at or above this category counts as resolved."""
-
-
-class Pair(BaseModel):
-    """One session's judge value next to its ground truth, for one dimension."""
-
-    session_id: str
-    dimension: str
-    judge: str
-    model: str | None = None
-    prompt_version: str
-    judge_value: float
-    judge_label: str | None = None
-    human_value: float
-    """Consensus of the annotators: the low median of their values."""
-    human_label: str | None = None
-    human_values: list[float]
-    annotators: list[str]
-    rationale: str = ""
-    evidence: list[EvidenceRef] = Field(default_factory=list)
-    langfuse_url: str | None = None
-
-    @property
-    def diff(self) -> float:
-        """Judge minus human."""
-        return self.judge_value - self.human_value
 
 
 class Interval(BaseModel):
@@ -138,74 +119,6 @@ class CalibrationResult(BaseModel):
 
 
 # --- pairing ---------------------------------------------------------------------------
-
-
-def latest_scorecards(scorecards: Iterable[Scorecard]) -> list[Scorecard]:
-    """The newest scored card per (session, judge, model, prompt version)."""
-    latest: dict[tuple, Scorecard] = {}
-    for card in scorecards:
-        if card.status != "scored":
-            continue
-        key = (card.session_id, card.judge, card.model, card.prompt_version)
-        if key not in latest or card.created_at > latest[key].created_at:
-            latest[key] = card
-    return list(latest.values())
-
-
-def join_keys(card: Scorecard) -> list[str]:
-    """Ids a label may use for this card: its session id, then Langfuse trace/session ids."""
-    keys = [card.session_id]
-    keys += [str(card.meta[k]) for k in _JOIN_META_KEYS if card.meta.get(k)]
-    return keys
-
-
-def pair(scorecards: Iterable[Scorecard], labels: Iterable[Label], dimension: str) -> list[Pair]:
-    """Join the latest scorecards with the labels of `dimension` on session id (or subject).
-
-    Several annotators on one session collapse to their low median (an actual label,
-    so it stays on the label set); each annotator counts once (their last label wins).
-    Sorted by judge, model, prompt version and session.
-    """
-    humans = _labels_by_session(labels, dimension)
-    pairs = []
-    for card in latest_scorecards(scorecards):
-        score = card.scores.get(dimension)
-        key = next((k for k in join_keys(card) if k in humans), None)
-        if score is None or key is None:
-            continue
-        group = humans[key]
-        consensus = statistics.median_low([lab.value for lab in group])
-        pairs.append(
-            Pair(
-                session_id=card.session_id,
-                dimension=dimension,
-                judge=card.judge,
-                model=card.model,
-                prompt_version=card.prompt_version,
-                judge_value=score.value,
-                judge_label=score.label,
-                human_value=consensus,
-                human_label=next(lab.label for lab in group if lab.value == consensus),
-                human_values=[lab.value for lab in group],
-                annotators=[lab.annotator for lab in group],
-                rationale=score.rationale,
-                evidence=score.evidence,
-                langfuse_url=card.meta.get("langfuse_url"),
-            )
-        )
-    return sorted(pairs, key=lambda p: (*_group_key(p), p.session_id))
-
-
-def _labels_by_session(labels: Iterable[Label], dimension: str) -> dict[str, list[Label]]:
-    by_rater: dict[str, dict[str, Label]] = defaultdict(dict)
-    for lab in labels:
-        if lab.dimension == dimension:
-            by_rater[lab.session_id][lab.annotator] = lab
-    return {sid: list(raters.values()) for sid, raters in by_rater.items()}
-
-
-def _group_key(p: Pair) -> tuple[str, str, str]:
-    return p.judge, p.model or "", p.prompt_version
 
 
 # --- statistics ------------------------------------------------------------------------
@@ -379,7 +292,7 @@ def _explain(j: np.ndarray, h: np.ndarray, core: dict[str, float]) -> list[str]:
     """Why some statistics are undefined, in words."""
     notes = []
     if len(j) < 3:
-        notes.append(f"only {len(j)} pair(s): correlations and intervals are unreliable")
+        notes.append(f"only {plural(len(j), 'pair')}: correlations and intervals are unreliable")
     constant = [name for name, arr in (("judge", j), ("human", h)) if np.ptp(arr) == 0]
     if constant:
         notes.append(f"constant {' and '.join(constant)} values: correlations are undefined (NaN)")
@@ -414,7 +327,7 @@ def inter_annotator_agreement(
     one annotator only stay in the matrix as missing values (alpha ignores them).
     """
     rubric = rubric or default_rubric()
-    by_session = _labels_by_session(labels, dimension)
+    by_session = labels_by_session(labels, dimension)
     raters = sorted({lab.annotator for group in by_session.values() for lab in group})
     if len(raters) < 2:
         return None
@@ -467,7 +380,7 @@ def calibrate(
     agreements, inter = [], []
     for dim in dims:
         pairs = pair(scorecards, labels, dim)
-        for _, group in groupby(pairs, key=_group_key):
+        for _, group in groupby(pairs, key=group_key):
             agreements.append(
                 agreement(list(group), rubric=rubric, n_boot=n_boot, seed=seed, top=top)
             )

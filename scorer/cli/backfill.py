@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from scorer._text import plural
 from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
 from scorer.cli._validate import check_window, non_negative, unit_interval
 from scorer.cli.progress import BackfillBar
@@ -51,7 +52,7 @@ def render_summary(summary: BackfillSummary) -> None:
     s = summary
     if s.dry_run:
         err.print(
-            f"[bold]dry run[/] {s.selected} sessions (of {s.discovered} found, {s.active} active): "
+            f"[bold]dry run[/] {plural(s.selected, 'session')} (of {s.discovered} found, {s.active} active): "
             f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
             f"~${s.estimated_cost_usd:.4f}"
         )

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from scorer._text import plural
 from scorer.cli._common import err, handle_errors, out, print_json
 from scorer.cli._validate import non_negative
 from scorer.settings import get_settings
@@ -58,7 +59,7 @@ def calibrate_command(
     from scorer.jobs.calibrate import score_missing as fill
 
     labels = load_ground_truth(ground_truth, since=since)
-    err.print(f"{len(labels)} ground-truth labels from {ground_truth}")
+    err.print(f"{plural(len(labels), 'ground-truth label')} from {ground_truth}")
     kinds = ["heuristic"] if judge != JudgeFilter.llm else []
     if judge != JudgeFilter.heuristic and (score_missing or get_settings().anthropic_configured):
         kinds.append("llm")
@@ -66,7 +67,7 @@ def calibrate_command(
         for kind in kinds:
             n = fill(labels, kind, model=model)  # type: ignore[arg-type]
             if n:
-                err.print(f"scored {n} sessions with the {kind} judge")
+                err.print(f"scored {plural(n, 'session')} with the {kind} judge")
     result = run_calibration(labels, judge=judge.value, model=model, n_boot=n_boot, since=since)
     report = write_report(result, out_dir, fmt=fmt.value)
     if as_json:

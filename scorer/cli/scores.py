@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from scorer._text import plural
 from scorer.cli._common import (
     PushTarget,
     err,
@@ -44,7 +45,7 @@ app = typer.Typer(
 
 def runs_table(runs: list[RunSummary]) -> Table:
     """One row per stored run (pure: builds the table, never prints)."""
-    table = Table(title=f"{len(runs)} stored run(s)", header_style="bold")
+    table = Table(title=f"{plural(len(runs), 'stored run')}", header_style="bold")
     for col in (
         "session",
         "judge",
@@ -241,13 +242,17 @@ def push_command(
         if dry_run:
             for card in cards:
                 out.print(f"would push {_label(card)}", highlight=False)
-            err.print(f"{len(cards)} scorecard(s) would be pushed (--dry-run: nothing sent)")
+            err.print(
+                f"{plural(len(cards), 'scorecard')} would be pushed (--dry-run: nothing sent)"
+            )
             return
         failed = _push_all(store, cards, target.value)
     pushed = len(cards) - failed
-    err.print(f"pushed {pushed} of {len(cards)} scorecard(s) to Langfuse")
+    err.print(f"pushed {pushed} of {plural(len(cards), 'scorecard')} to Langfuse")
     if failed:
-        raise fail(f"{failed} push(es) failed and stay queued: run `scorer scores push` again")
+        raise fail(
+            f"{plural(failed, 'push')} failed and stay queued: run `scorer scores push` again"
+        )
 
 
 def _label(card: Scorecard) -> str:

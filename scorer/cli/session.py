@@ -33,6 +33,8 @@ class SourceName(StrEnum):
     auto = "auto"
     claude_code = "claude-code"
     stream_json = "stream-json"
+    terminal = "terminal"
+    asciinema = "asciinema"
     langfuse = "langfuse"
     tmux = "tmux"
 
@@ -113,7 +115,10 @@ def scorecard_payload(card: Scorecard) -> dict:
 
 @handle_errors
 def score_session_command(
-    arg: Annotated[str, typer.Argument(help="Transcript path, session id, or tmux session.")],
+    arg: Annotated[
+        str,
+        typer.Argument(help="Transcript, pane capture or .cast path; session id; or tmux session."),
+    ],
     source: Annotated[
         SourceName, typer.Option(help="Where to read the session.")
     ] = SourceName.auto,
@@ -198,7 +203,8 @@ def score_session_command(
     if source == SourceName.tmux and repo is not None:
         from scorer.jobs.resume import save_evaluation
 
-        save_evaluation(repo, prepared, card)
+        if save_evaluation(repo, prepared, card) is None:
+            err.print(f"note: {repo} is not a git repository; no evaluation saved in it")
 
     if as_json:
         print_json(scorecard_payload(card))

@@ -10,6 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from scorer.judge.rubric import default_rubric
 from scorer.models import Scorecard
 
 if TYPE_CHECKING:
@@ -99,7 +100,8 @@ def scorecard_view(card: Scorecard) -> Group:
     table.add_column("score", justify="right")
     table.add_column("rationale", overflow="fold", ratio=3)
     table.add_column("evidence", overflow="fold", ratio=1)
-    for name, score in card.scores.items():
+    # stored cards from before the rubric order was fixed may list them differently
+    for name, score in default_rubric().ordered(card.scores).items():
         value = score.label or (
             f"{score.value:.2f}" if name == "overall_quality" else f"{score.value:g}"
         )

@@ -5,6 +5,9 @@
     next-prompt.md    the prompt for the agent's next run (`scorer resume-prompt`)
     assessment.json   orientation: phase, progress, pending, blockers (`scorer assess`)
 
+Both commands refuse a folder that is not inside a git repository (one-line
+`SourceError`, nothing written): their evidence is the agent's working tree.
+
 Every file is written atomically (temp file in the same folder, then rename), so a
 reader never sees half a file and a crash leaves the previous version in place.
 """
@@ -17,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scorer._fs import write_atomic
+from scorer._text import plural
 from scorer.errors import SourceError
-from scorer.live.git import GitProgress, git_progress
+from scorer.live.git import GitProgress, git_progress, repo_problem
 from scorer.live.progress import TerminalSignals, estimate_progress
 from scorer.models import Scorecard
 
@@ -69,8 +73,15 @@ def evaluation_record(prepared: Prepared, card: Scorecard) -> dict[str, Any]:
     }
 
 
-def save_evaluation(repo: Path, prepared: Prepared, card: Scorecard) -> Path:
-    """Write evaluation.json (latest) and append to history.jsonl (capped)."""
+def save_evaluation(repo: Path, prepared: Prepared, card: Scorecard) -> Path | None:
+    """Write evaluation.json (latest) and append to history.jsonl (capped).
+
+    Returns:
+        The evaluation's path, or None when `repo` is not inside a git repository
+        (then nothing is written: resume-prompt and assess would refuse it anyway).
+    """
+    if repo_problem(Path(repo)) is not None:
+        return None
     record = evaluation_record(prepared, card)
     folder = _ensure_scorer_dir(repo)
     write_atomic(folder / "evaluation.json", json.dumps(record, indent=2, default=str))
@@ -105,8 +116,22 @@ def _since(evaluation: dict[str, Any] | None) -> tuple[datetime | None, str | No
     return (datetime.fromisoformat(since) if since else None), git.get("base")
 
 
+def _require_git(repo: Path) -> None:
+    problem = repo_problem(Path(repo))
+    if problem is not None:
+        raise SourceError(
+            f"{repo}: {problem}; assess and resume-prompt need the agent's git "
+            "working tree (pass the repository the agent works in)"
+        )
+
+
 def assess(repo: Path) -> dict[str, Any]:
-    """Orientation for whoever picks the work up: phase, progress, pending, blockers."""
+    """Orientation for whoever picks the work up: phase, progress, pending, blockers.
+
+    Raises:
+        SourceError: `repo` is not inside a git repository, or its evaluation.json is bad.
+    """
+    _require_git(repo)
     evaluation = load_evaluation(repo)
     since, base = _since(evaluation)
     git = git_progress(Path(repo), since=since, base=base)
@@ -134,8 +159,9 @@ def assess(repo: Path) -> dict[str, Any]:
 
 
 def write_assessment(repo: Path) -> Path:
+    text = json.dumps(assess(repo), indent=2, default=str)  # raises before anything is written
     path = _ensure_scorer_dir(repo) / "assessment.json"
-    write_atomic(path, json.dumps(assess(repo), indent=2, default=str))
+    write_atomic(path, text)
     return path
 
 
@@ -146,16 +172,17 @@ def _pending(
     steps: list[str] = []
     tests = signals.tests
     if tests and not tests.ok:
-        steps.append(f"Make the failing tests pass ({tests.failed} failed, {tests.errors} errors).")
+        steps.append(
+            f"Make the failing tests pass ({tests.failed} failed, {plural(tests.errors, 'error')})."
+        )
     steps += [f"Fix: {f}" for f in (evaluation or {}).get("failures") or []]
     if signals.error_lines:
         steps.append(f"Investigate the last error: {signals.error_lines[-1][:160]}")
     if tests is None:
         steps.append("Run the test suite; no test result was seen.")
-    if git.uncommitted or git.untracked:
-        steps.append(
-            f"Review and commit {len(git.uncommitted) + len(git.untracked)} uncommitted file(s)."
-        )
+    loose = len(git.uncommitted) + len(git.untracked)
+    if loose:
+        steps.append(f"Review and commit {plural(loose, 'uncommitted file')}.")
     return steps
 
 
@@ -202,6 +229,7 @@ def _fit(sections: list[tuple[str, list[str]]], max_chars: int) -> str:
 
 
 def write_resume_prompt(repo: Path, *, max_chars: int = DEFAULT_PROMPT_CHARS) -> Path:
+    text = resume_prompt(repo, max_chars=max_chars)  # raises before anything is written
     path = _ensure_scorer_dir(repo) / "next-prompt.md"
-    write_atomic(path, resume_prompt(repo, max_chars=max_chars))
+    write_atomic(path, text)
     return path

@@ -7,8 +7,9 @@ execution-verified outcomes is measured in the README (`score-calibrate`).
 Rules (version `HEURISTIC_VERSION`; change the version when a rule changes):
 
 goal_achievement (failed / partial / complete / exceeded), first rule that applies:
-  0. Live (tmux) sessions: a test summary in the terminal decides as in rule 2; else a
-     completion marker in the terminal with no errors near the end → complete; errors near the end → partial if files changed (git), else failed;
+  0. Live (tmux) sessions and saved terminal output: a test summary in the terminal decides as in rule 2; else a
+     completion marker in the terminal with no errors near the end → complete; errors near the end → partial if files changed (git: committed, staged,
+     unstaged or untracked), else failed;
      no marker → partial if files changed, else failed.
   1. The ending: a final result flagged as error, no final message at all, or a
      headless (stream-json) run without its final `result` line (cut off by a timeout
@@ -54,6 +55,7 @@ import re
 from collections import Counter
 from datetime import UTC, datetime
 
+from scorer._text import plural
 from scorer._version import package_version
 from scorer.judge.rubric import OVERALL, Rubric, default_rubric
 from scorer.models import (
@@ -69,7 +71,7 @@ from scorer.models import (
 from scorer.prepare.prepared import Prepared
 from scorer.prepare.signals import Signals
 
-HEURISTIC_VERSION = "heuristic-2026-11-23.1"
+HEURISTIC_VERSION = "heuristic-2026-11-23.2"
 _BIG_OUTPUT = 20_000
 _READ_TOOLS = {"Read", "NotebookRead"}
 _EDIT_TOOLS = {"Edit", "MultiEdit", "NotebookEdit"}
@@ -100,12 +102,13 @@ class _Facts:
         # own signals and the git diff stand in for them
         self.terminal = (
             session.extra.get("terminal_signals") or {}
-            if session.source == SourceKind.TMUX
+            if session.source in (SourceKind.TMUX, SourceKind.TERMINAL)
             else None
         )
         git = session.extra.get("git") or {}
         git_files = {f.get("path") for f in git.get("files") or []}
-        git_files |= set(git.get("staged") or []) | set(git.get("unstaged") or [])
+        for key in ("staged", "unstaged", "untracked"):
+            git_files |= set(git.get(key) or [])
         self.files_changed = len(signals.files_written) or len(git_files - {None})
         self.last_result_event = next(
             (e for e in reversed(session.events) if e.kind == EventKind.RESULT), None
@@ -192,6 +195,7 @@ class HeuristicJudge:
             normalized=overall,
             rationale="weighted mean of the six normalised dimensions",
         )
+        scores = self.rubric.ordered(scores)
         return Scorecard(
             session_id=session.session_id,
             source=session.source.value,
@@ -206,7 +210,7 @@ class HeuristicJudge:
             recommendation=_recommend(str(goal[0]), str(handling[0]), signals),
             accomplishments=_accomplishments(signals),
             failures=_failures(signals),
-            summary=_summary(signals, str(goal[0])),
+            summary=_summary(signals, str(goal[0]), facts.files_changed),
             n_chunks=len(chunks),
             created_at=datetime.now(UTC),
         )
@@ -315,9 +319,9 @@ def _terminal_goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
         return "complete", f"terminal shows completion ({markers[-1]!r}), no recent errors", []
     if blockers:
         outcome = "partial" if f.files_changed else "failed"
-        return outcome, f"{blockers} errors near the end of the terminal output", refs
+        return outcome, f"{plural(blockers, 'error')} near the end of the terminal output", refs
     if f.files_changed:
-        return "partial", f"{f.files_changed} files changed, no completion marker", []
+        return "partial", f"{plural(f.files_changed, 'file')} changed, no completion marker", []
     return "failed", "no changes and no completion marker in the terminal", []
 
 
@@ -347,7 +351,7 @@ def _process(s: Signals, f: _Facts) -> tuple[int, str, list[int]]:
         score += 1
         why.append("read files before editing them")
     elif f.unread_edits:
-        why.append(f"{len(f.unread_edits)} edits of unread files")
+        why.append(f"{plural(len(f.unread_edits), 'edit')} of unread files")
         refs += f.unread_edits
     if f.files_changed and fv.status == "missing":
         score -= 1
@@ -367,7 +371,7 @@ def _context(s: Signals, f: _Facts) -> tuple[int, str, list[int]]:
     penalties = [
         (bool(s.compactions), f"{len(s.compactions)} compactions"),
         (big_share > 0.10, f"{f.big_outputs} tool outputs over {_BIG_OUTPUT:,} chars"),
-        (bool(reread), f"{len(reread)} files read 3+ times"),
+        (bool(reread), f"{plural(len(reread), 'file')} read 3+ times"),
         (
             ratio is not None and ratio < 0.5 and s.usage.prompt_tokens > 100_000,
             "cache-hit ratio below 50%",
@@ -386,7 +390,7 @@ def _error_handling(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
         ended_ok = ended_ok and s.last_test_run.ok
     repeated = bool(s.repeated_failures or s.retries)
     if ended_ok and not repeated:
-        return "recovered", f"{len(s.error_events)} errors, each followed by a fix", refs
+        return "recovered", f"{plural(len(s.error_events), 'error')}, each followed by a fix", refs
     if ended_ok:
         return "struggled", "recovered after repeated identical failures", refs
     return "poor", "the session ended on a failure", refs
@@ -414,7 +418,9 @@ def _recommend(goal: str, handling: str, s: Signals) -> Recommendation:
 def _accomplishments(s: Signals) -> list[str]:
     done = []
     if s.files_written:
-        done.append(f"changed {len(s.files_written)} files: {', '.join(s.files_written[:5])}")
+        done.append(
+            f"changed {plural(len(s.files_written), 'file')}: {', '.join(s.files_written[:5])}"
+        )
     if s.last_test_run and s.last_test_run.ok:
         done.append(f"tests pass ({s.last_test_run.passed} passed)")
     return done
@@ -424,15 +430,15 @@ def _failures(s: Signals) -> list[str]:
     bad = [f"repeated failing call: {r.call[:120]}" for r in s.repeated_failures[:3]]
     if s.last_test_run and not s.last_test_run.ok:
         run = s.last_test_run
-        bad.append(f"last test run failed ({run.failed} failed, {run.errors} errors)")
+        bad.append(f"last test run failed ({run.failed} failed, {plural(run.errors, 'error')})")
     if s.api_errors:
-        bad.append(f"{len(s.api_errors)} API errors")
+        bad.append(plural(len(s.api_errors), "API error"))
     return bad
 
 
-def _summary(s: Signals, goal: str) -> str:
+def _summary(s: Signals, goal: str, files_changed: int) -> str:
     return (
-        f"Heuristic assessment (no model): goal {goal}; {s.tool_calls} tool calls with "
-        f"{s.tool_errors} errors; {len(s.test_runs)} test runs; "
-        f"{len(s.files_written)} files changed."
+        f"Heuristic assessment (no model): goal {goal}; {plural(s.tool_calls, 'tool call')} "
+        f"with {plural(s.tool_errors, 'error')}; {plural(len(s.test_runs), 'test run')}; "
+        f"{plural(files_changed, 'file')} changed."
     )

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from scorer._text import plural
 from scorer.judge.rubric import OVERALL, Rubric
 from scorer.judge.schema import ScoringReplyBase
 from scorer.models import Chunk, DimensionScore, EvidenceRef, JudgeUsage
@@ -67,7 +68,7 @@ def validate_reply(stop_reason: str | None, raw: str, model: type[M]) -> M:
         first = e.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "reply"
         raise InvalidReply(
-            f"{e.error_count()} schema error(s); first at {loc}: {first['msg']}"
+            f"{plural(e.error_count(), 'schema error')}; first at {loc}: {first['msg']}"
         ) from e
 
 
@@ -110,4 +111,4 @@ def build_scores(
     scores[OVERALL] = DimensionScore(
         name=OVERALL, value=overall, normalized=overall, rationale=f"computed: {formula}"
     )
-    return scores, sorted(unknown)
+    return rubric.ordered(scores), sorted(unknown)

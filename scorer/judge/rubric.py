@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 import math
 import tomllib
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -18,6 +19,7 @@ from scorer.errors import ConfigError
 from scorer.resources import data_dir
 
 OVERALL = "overall_quality"
+V = TypeVar("V")
 
 
 class Category(BaseModel):
@@ -104,6 +106,15 @@ class Rubric(BaseModel):
         """The six judged dimensions (everything but the computed overall)."""
         return [s for s in self.scores if not s.computed]
 
+    def ordered(self, scores: Mapping[str, V]) -> dict[str, V]:
+        """`scores` re-keyed in rubric order (the order of `scores`); unknown names last.
+
+        Both judges, the terminal tables and the JSON output use this order, so the
+        dimensions always read the same way whichever judge produced them.
+        """
+        rank = {s.name: i for i, s in enumerate(self.scores)}
+        return dict(sorted(scores.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+
     def get(self, name: str) -> ScoreConfig:
         for s in self.scores:
             if s.name == name:
@@ -144,6 +155,9 @@ def load_rubric(directory: Path | None = None) -> Rubric:
                 head = data
             else:
                 scores.append(ScoreConfig.model_validate(data))
+        # Rubric order: the judged dimensions by weight (heaviest first, ties in file
+        # order), then the computed overall. Sorting does not change the hash.
+        scores.sort(key=lambda cfg: (cfg.computed, -cfg.weight))
         return Rubric(**head, scores=scores, hash=digest.hexdigest()[:16])
     except (ValidationError, ValueError, tomllib.TOMLDecodeError, TypeError) as e:
         first = str(e).splitlines()

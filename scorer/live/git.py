@@ -18,6 +18,11 @@ File categories (first rule that matches wins):
    `LICENSE*`.
 4. source: a programming-language extension (`.py .js .ts .go .rs .java .c .sh`, ...).
 5. other: everything else (images, data, binaries, ...).
+
+Untracked build and cache output (`__pycache__/`, `*.pyc`, `.pytest_cache/`,
+`node_modules/`, `.venv/`, `*.egg-info/`, ...) is not the agent's work: a test run
+leaves it behind in repositories without a `.gitignore`. It is left out of `untracked`
+and only counted in `artifacts`.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any, Literal
 import git
 from pydantic import BaseModel, Field
 
+from scorer._text import plural
 from scorer.errors import SourceError
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -54,6 +60,34 @@ _SOURCE_EXT = {
     ".tf", ".sol", ".pl", ".pm", ".asm", ".s", ".f90", ".cu", ".ipynb",
 }
 # fmt: on
+_ARTIFACT_DIRS = {
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".tox",
+    ".nox",
+    "node_modules",
+    ".venv",
+    "venv",
+    ".eggs",
+    ".ipynb_checkpoints",
+    ".scorer",
+    ".gradle",
+    ".next",
+    ".parcel-cache",
+    ".cache",
+}  # fmt: skip
+_ARTIFACT_NAME = re.compile(r"\.py[cod]$|^\.coverage(\..*)?$|^\.DS_Store$|\.egg-info$")
+
+
+def is_artifact(path: str) -> bool:
+    """Whether an untracked path is build/cache output rather than work (module docstring)."""
+    parts = PurePosixPath(path).parts
+    return bool(
+        _ARTIFACT_DIRS.intersection(parts) or any(_ARTIFACT_NAME.search(part) for part in parts)
+    )
 
 
 class FileCategory(StrEnum):
@@ -126,6 +160,9 @@ class GitProgress(BaseModel):
     staged: list[str] = Field(default_factory=list)
     unstaged: list[str] = Field(default_factory=list)
     untracked: list[str] = Field(default_factory=list)
+    """New files, without build/cache output (see `artifacts`)."""
+    artifacts: int = 0
+    """Untracked build/cache files (`__pycache__/`, `node_modules/`, ...) left out."""
 
     @property
     def uncommitted(self) -> list[str]:
@@ -159,7 +196,7 @@ class GitProgress(BaseModel):
             scope = f"since {self.since.isoformat(timespec='minutes')}"
         parts = [
             f"Git ({self.branch or 'detached HEAD'}{', ' + scope if scope else ''}): "
-            f"{self.commits} commit(s); {self.files_changed} file(s) changed "
+            f"{plural(self.commits, 'commit')} changing {plural(self.files_changed, 'file')} "
             f"(+{self.insertions}/-{self.deletions})"
         ]
         if self.categories:
@@ -188,11 +225,20 @@ def _worktree_phrase(progress: GitProgress) -> str:
     bits = []
     if progress.uncommitted:
         bits.append(
-            f"Uncommitted: {len(progress.uncommitted)} file(s) ({len(progress.staged)} staged, "
-            f"{len(progress.unstaged)} unstaged): {some(progress.uncommitted)}."
+            f"Uncommitted: {plural(len(progress.uncommitted), 'file')} "
+            f"({len(progress.staged)} staged, {len(progress.unstaged)} unstaged): "
+            f"{some(progress.uncommitted)}."
         )
     if progress.untracked:
-        bits.append(f"Untracked: {len(progress.untracked)} file(s): {some(progress.untracked)}.")
+        bits.append(
+            f"Untracked: {plural(len(progress.untracked), 'file')}: {some(progress.untracked)}."
+        )
+    if bits:
+        bits.append(
+            f"In all {plural(progress.touched, 'file')} changed (committed, uncommitted or new)."
+        )
+    if progress.artifacts:
+        bits.append(f"({plural(progress.artifacts, 'untracked build/cache file')} ignored.)")
     return " ".join(bits) or "Working tree clean."
 
 
@@ -261,6 +307,15 @@ def _open(path: Path) -> git.Repo | str:
         return "git is not installed"
 
 
+def repo_problem(path: Path) -> str | None:
+    """Why `path` is not inside a usable git repository, or None when it is."""
+    opened = _open(Path(path))
+    if isinstance(opened, str):
+        return opened
+    opened.close()
+    return None
+
+
 def _range(repo: git.Repo, since: datetime | None, base: str | None) -> tuple[list[str], str]:
     """(rev-list args, diff start) for the requested range."""
     if base:
@@ -306,11 +361,13 @@ def git_progress(
         staged, unstaged, untracked = parse_porcelain(
             r.git.status("--porcelain=v1", "-z", "--untracked-files=all")
         )
+        work = [p for p in untracked if not is_artifact(p)]
         common: dict[str, Any] = {
             "repo": root,
             "staged": staged,
             "unstaged": unstaged,
-            "untracked": untracked,
+            "untracked": work,
+            "artifacts": len(untracked) - len(work),
         }
         if not r.head.is_valid():
             return GitProgress(status="no_commits", branch=_branch(r), **common)

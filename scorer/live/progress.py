@@ -18,6 +18,11 @@ With no test run, `tests` is 0 and the other parts are scaled by 100/60 so a ses
 without tests can still reach 100. When a test run passed with nothing failing and a
 completion marker is present, the estimate is at least 90.
 
+A later passing test run supersedes what came before it: error lines and tracebacks
+printed before the last green test summary are counted in `superseded_errors` and left
+out of `error_lines` and `recent_blockers`, so a fixed failure is not reported as the
+current blocker.
+
 Phase: `complete` when percent >= 90 and there is completion evidence (a marker or a
 green test run) and no recent blockers; `late` when >= 60; `mid` when >= 25; else
 `early`.
@@ -64,6 +69,8 @@ class TerminalSignals(BaseModel):
     """Distinct error lines, first `_MAX_ERRORS` of them."""
     recent_blockers: int = 0
     """Tracebacks and error lines in the last third of the text."""
+    superseded_errors: int = 0
+    """Distinct error lines printed before a later passing test run (already fixed)."""
     completion_markers: list[str] = Field(default_factory=list)
     prompt_returned: bool = False
     """The last line is an idle shell prompt (the agent process exited)."""
@@ -101,20 +108,52 @@ def _blockers(lines: list[str]) -> int:
     return len(_TRACEBACK.findall(text)) + sum(1 for line in lines if _ERROR_LINE.match(line))
 
 
+def _last_summary_start(lines: list[str]) -> int:
+    """Index of the first line of the last test summary (the caller knows there is one).
+
+    "Some summary starts at or after line i" only gets truer as i decreases, so a binary
+    search needs O(log n) parses instead of one per line.
+    """
+    lo, hi = 0, len(lines) - 1  # invariant: a summary starts at or after `lo`
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if parse_tests("\n".join(lines[mid:])) is not None:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _error_lines(lines: list[str]) -> list[str]:
+    return list(dict.fromkeys(line.strip() for line in lines if _ERROR_LINE.match(line)))
+
+
 def extract_signals(text: str) -> TerminalSignals:
     """Test results, errors, completion markers and prompt state of cleaned terminal text.
+
+    Errors printed before the last test run are dropped when that run passed (they are
+    counted in `superseded_errors`).
 
     Args:
         text: Terminal text, already passed through `clean_terminal`.
     """
     lines = text.splitlines()
-    errors = list(dict.fromkeys(line.strip() for line in lines if _ERROR_LINE.match(line)))
+    tests = parse_tests(text)
+    start = 0
+    if tests is not None and tests.ok:
+        start = _last_summary_start(lines)
+        last_run = parse_tests("\n".join(lines[start:]))
+        start = start if last_run is not None and last_run.ok else 0
+    current = lines[start:]
+    errors = _error_lines(current)
+    superseded = set(_error_lines(lines[:start])) - set(errors)
     last = next((line for line in reversed(lines) if line.strip()), "")
     return TerminalSignals(
-        tests=parse_tests(text),
-        tracebacks=len(_TRACEBACK.findall(text)),
+        tests=tests,
+        tracebacks=len(_TRACEBACK.findall("\n".join(current))),
         error_lines=errors[:_MAX_ERRORS],
-        recent_blockers=_blockers(lines[len(lines) * 2 // 3 :]),
+        recent_blockers=_blockers(lines[max(start, len(lines) * 2 // 3) :]),
+        superseded_errors=len(superseded),
         completion_markers=list(dict.fromkeys(m.group(0) for m in _COMPLETION.finditer(text))),
         prompt_returned=bool(_SHELL_PROMPT.match(last.strip())),
     )

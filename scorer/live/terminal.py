@@ -13,11 +13,15 @@ Two entry points:
 
 from __future__ import annotations
 
+import copy
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyte
+from pydantic import BaseModel
 
 from scorer.errors import SourceError
 
@@ -177,40 +181,108 @@ def clean_terminal(text: str) -> str:
     return "\n".join(_collapse_blanks(lines))
 
 
-def _read_cast(path: Path) -> tuple[dict, list[str]]:
+class CastHeader(BaseModel):
+    """What an asciinema v2 recording says about itself (header line and event times)."""
+
+    width: int = 80
+    height: int = 24
+    started_at: datetime | None = None
+    """The header's `timestamp` (Unix seconds), when present."""
+    duration: float | None = None
+    """Seconds: the header's `duration`, else the time of the last event."""
+    title: str | None = None
+    command: str | None = None
+
+
+def is_cast_header(record: object) -> bool:
+    """Whether a decoded first line is an asciinema v2 header."""
+    return (
+        isinstance(record, dict)
+        and record.get("version") == 2
+        and isinstance(record.get("width"), int)
+        and isinstance(record.get("height"), int)
+    )
+
+
+def _header(raw: dict, last_time: float | None) -> CastHeader:
+    stamp = raw.get("timestamp")
+    duration = raw.get("duration")
+    return CastHeader(
+        width=int(raw.get("width") or 80),
+        height=int(raw.get("height") or 24),
+        started_at=datetime.fromtimestamp(stamp, UTC) if isinstance(stamp, int | float) else None,
+        duration=float(duration) if isinstance(duration, int | float) else last_time,
+        title=raw.get("title") if isinstance(raw.get("title"), str) else None,
+        command=raw.get("command") if isinstance(raw.get("command"), str) else None,
+    )
+
+
+def _read_cast(path: Path) -> tuple[CastHeader, list[str]]:
+    last_time: float | None = None
     try:
         with path.open(encoding="utf-8") as fh:
             header = json.loads(fh.readline())
-            chunks = [
-                event[2] for line in fh if line.strip() and (event := json.loads(line))[1] == "o"
-            ]
-    except (OSError, json.JSONDecodeError, IndexError, TypeError) as exc:
+            chunks = []
+            for line in fh:
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                last_time = float(event[0])
+                if event[1] == "o":
+                    chunks.append(event[2])
+    except (OSError, ValueError, IndexError, TypeError, KeyError) as exc:
         raise SourceError(f"cannot read asciinema cast {path}: {exc}") from exc
     if not isinstance(header, dict) or header.get("version") != 2:
         raise SourceError(f"{path} is not an asciinema v2 cast (bad header line)")
-    return header, chunks
+    return _header(header, last_time), chunks
 
 
 def _row_text(row: dict, columns: int) -> str:
     return "".join(row[x].data for x in range(columns)).rstrip()
 
 
+# Private modes that switch to the alternate screen (vim, less, htop, ...).
+_ALT_SCREEN = frozenset({47, 1047, 1049})
+
+
 class _ScrollbackScreen(pyte.Screen):
-    """A screen that keeps, as text, every line scrolled off its top.
+    """A screen that keeps, as text, every line scrolled off its top, and an alternate
+    screen (which pyte lacks) so a full-screen program does not overwrite the shell's.
 
     pyte's own HistoryScreen wraps every attribute access (3x slower on real casts) and
-    caps its history; this keeps only what we need.
+    caps its history; this keeps only what we need. While the alternate screen is
+    active nothing goes to the scrollback: like a real terminal, the transcript keeps
+    the shell session, not an editor's redraws.
     """
 
     def __init__(self, columns: int, lines: int) -> None:
         super().__init__(columns, lines)
         self.scrollback: list[str] = []
+        self._main: tuple[dict, pyte.screens.Cursor] | None = None
 
     def index(self) -> None:
         top, bottom = self.margins or (0, self.lines - 1)
-        if top == 0 and self.cursor.y == bottom:  # a whole-screen scroll, not a region
+        whole = top == 0 and self.cursor.y == bottom  # a whole-screen scroll, not a region
+        if whole and self._main is None:
             self.scrollback.append(_row_text(self.buffer[top], self.columns))
         super().index()
+
+    def set_mode(self, *modes: int, **kwargs: Any) -> None:
+        if kwargs.get("private") and _ALT_SCREEN.intersection(modes) and self._main is None:
+            lines = {y: copy.copy(line) for y, line in self.buffer.items()}
+            self._main = (lines, copy.copy(self.cursor))
+            self.erase_in_display(2)
+        super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes: int, **kwargs: Any) -> None:
+        if kwargs.get("private") and _ALT_SCREEN.intersection(modes) and self._main:
+            lines, cursor = self._main
+            self._main = None
+            self.buffer.clear()
+            self.buffer.update(lines)
+            self.cursor = cursor
+            self.dirty.update(range(self.lines))
+        super().reset_mode(*modes, **kwargs)
 
 
 def render_cast(path: Path, *, columns: int | None = None, rows: int | None = None) -> str:
@@ -228,10 +300,17 @@ def render_cast(path: Path, *, columns: int | None = None, rows: int | None = No
     Raises:
         SourceError: The file is missing or is not an asciinema v2 recording.
     """
+    return load_cast(path, columns=columns, rows=rows)[1]
+
+
+def load_cast(
+    path: Path, *, columns: int | None = None, rows: int | None = None
+) -> tuple[CastHeader, str]:
+    """Like `render_cast`, and also return the recording's header (size, start, duration)."""
     header, chunks = _read_cast(path)
-    columns = columns or int(header.get("width") or 80)
-    rows = rows or int(header.get("height") or 24)
+    columns = columns or header.width
+    rows = rows or header.height
     screen = _ScrollbackScreen(columns, rows)
     pyte.Stream(screen).feed("".join(chunks))
     visible = [_row_text(screen.buffer[y], columns) for y in range(rows)]
-    return clean_terminal("\n".join(screen.scrollback + visible))
+    return header, clean_terminal("\n".join(screen.scrollback + visible))

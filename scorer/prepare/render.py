@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from scorer._text import plural
 from scorer.models import Event, EventKind, Session
 
 DEFAULT_MAX_OUTPUT_CHARS = 3_000
@@ -334,7 +335,7 @@ def session_facts(session: Session) -> str:
         f"duration {_duration(session.duration_seconds)}" if session.duration_seconds else None,
         _tokens_fact(session),
         f"cost ${session.cost_usd:.2f}" if session.cost_usd is not None else None,
-        f"{session.n_events} events",
+        plural(session.n_events, "event"),
     ]
     return "SESSION: " + " · ".join(f for f in facts if f)
 

@@ -22,12 +22,15 @@ from scorer.sources._jsonl import parse_json_line, require_regular_file
 from scorer.sources.base import SessionSource
 from scorer.sources.claude_code import ClaudeCodeSource, is_transcript
 from scorer.sources.stream_json import StreamJsonSource, is_stream_json
+from scorer.sources.terminal import CastSource, TerminalFileSource, looks_like_cast
 
 SourceFactory = Callable[[Path, str | None], SessionSource]
 
 FILE_SOURCES: dict[str, SourceFactory] = {
     "claude-code": ClaudeCodeSource,
     "stream-json": StreamJsonSource,
+    "terminal": TerminalFileSource,
+    "asciinema": CastSource,
 }
 """Source name → factory taking `(path, task)`. Add new file formats here."""
 
@@ -145,7 +148,8 @@ def resolve_file(
     Args:
         arg: A transcript path, or a Claude Code session id (a unique prefix works),
             searched as `<projects_root>/*/<id>.jsonl`.
-        source: Force a format (`claude-code`, `stream-json`) instead of sniffing.
+        source: Force a format (`claude-code`, `stream-json`, `terminal`, `asciinema`)
+            instead of sniffing.
         projects_root: Where to look for session ids (default: settings'
             `claude_projects`, env `SCORER_CLAUDE_PROJECTS`).
         task: Explicit task statement handed to the source.
@@ -161,7 +165,9 @@ def resolve_file(
     if not path.exists() and not path.is_symlink():
         path = find_session(arg, projects_root or get_settings().claude_projects)
     if path.is_dir():
-        raise SourceError(f"{path} is a directory; pass a .jsonl transcript or a session id")
+        raise SourceError(
+            f"{path} is a directory; pass a transcript, pane capture or .cast file, or a session id"
+        )
     require_regular_file(path)  # before sniffing: opening a FIFO would block forever
     return FILE_SOURCES[source or sniff_format(path)](path, task)
 
@@ -193,13 +199,24 @@ def find_session(session_id: str, projects_root: Path) -> Path:
 def sniff_format(path: Path) -> str:
     """Name of the file source that can read `path`, from its first JSON lines."""
     records = _head_records(path)
+    if looks_like_cast(path, records[0] if records else None):
+        return "asciinema"
     if not records:
-        return "claude-code"  # empty or not JSON lines: the native source says which
+        # not JSON lines: saved terminal text, unless it is empty or claims to be JSONL
+        # (then the native source says what is wrong with it)
+        return "claude-code" if _json_or_empty(path) else "terminal"
     if is_stream_json(records):
         return "stream-json"
     if is_transcript(records):
         return "claude-code"
     raise SourceError(f"{path} is neither a Claude Code transcript nor a stream-json run")
+
+
+def _json_or_empty(path: Path) -> bool:
+    if path.suffix.lower() in (".jsonl", ".json"):
+        return True
+    with path.open("rb") as handle:
+        return not handle.read(8192).strip()
 
 
 def _head_records(path: Path) -> list[dict[str, Any]]:
@@ -224,10 +241,12 @@ def _head_records(path: Path) -> list[dict[str, Any]]:
 __all__ = [
     "FILE_SOURCES",
     "SOURCES",
+    "CastSource",
     "ClaudeCodeSource",
     "SessionSource",
     "SourceOptions",
     "StreamJsonSource",
+    "TerminalFileSource",
     "find_session",
     "number_events",
     "resolve",

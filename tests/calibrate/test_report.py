@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import tomllib
+from html.parser import HTMLParser
 
 import pytest
 from rich.console import Console
@@ -13,6 +16,7 @@ from scorer.calibrate.report import render_table, write_report
 from scorer.calibrate.stats import calibrate
 from scorer.errors import ConfigError
 from tests.calibrate.helpers import card, label
+from tests.conftest import REPO
 
 GOAL, NUM = "goal_achievement", "output_quality"
 
@@ -59,20 +63,92 @@ def test_markdown_report_with_plots(result, tmp_path):
     assert data["agreements"][0]["judge"] == "heuristic"
 
 
-def test_html_report(result, tmp_path):
-    path = write_report(result, tmp_path, fmt="html")
+class _Refs(HTMLParser):
+    """Every src/href in a page, and the text of its <dt> elements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.srcs: list[str] = []
+        self.hrefs: list[str] = []
+        self.terms: list[str] = []
+        self._in_dt = False
+
+    def handle_starttag(self, tag, attrs):
+        found = dict(attrs)
+        self.srcs += [found["src"]] if "src" in found else []
+        self.hrefs += [found["href"]] if "href" in found else []
+        self._in_dt = tag == "dt"
+
+    def handle_data(self, data):
+        if self._in_dt:
+            self.terms.append(data)
+            self._in_dt = False
+
+
+def test_html_report_is_one_self_contained_file(result, tmp_path):
+    path = write_report(result, tmp_path / "out", fmt="html")
     text = path.read_text()
     assert path.suffix == ".html" and text.startswith("<!doctype html>")
-    srcs = re.findall(r"<img src='([^']+)'", text)
-    assert srcs and all((tmp_path / s).is_file() for s in srcs)
-    assert "<a href='https://lf.test/trace/s5'>Langfuse</a>" in text
-    assert "<table>" in text
+    assert sorted(p.name for p in path.parent.iterdir()) == ["calibration.html", "calibration.json"]
+    refs = _Refs()
+    refs.feed(text)
+    assert len(refs.srcs) == 1 + 2 * 3  # bias + confusion and distribution per agreement
+    for src in refs.srcs:
+        head, _, payload = src.partition(",")
+        assert head == "data:image/png;base64"
+        png = base64.b64decode(payload, validate=True)
+        assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+    assert refs.hrefs and all(h.startswith(("https://", "file://")) for h in refs.hrefs)
+    assert '<a href="https://lf.test/trace/s5">Langfuse</a>' in text
+    # the legend explains every statistic in the summary table, and the CIs
+    for symbol, _ in report._STATS:
+        assert symbol in refs.terms, symbol
+    assert "[low, high]" in refs.terms
+    assert (
+        "Balanced accuracy" in text and "Krippendorff" in text and "judge is more generous" in text
+    )
+
+
+def test_disagreements_name_the_task_and_link_the_session(tmp_path):
+    transcript = tmp_path / "t1.jsonl"
+    transcript.write_text("{}\n")
+    cards = [
+        card("t1", {GOAL: 0}, meta={"origin": str(transcript)}),
+        card("t2", {GOAL: 3}, meta={"origin": "tmux -L x: agent"}),
+        card("t3", {GOAL: 2}),
+    ]
+    labels = [label("t1", GOAL, 2), label("t2", GOAL, 0), label("t3", GOAL, 0)]
+    labels[0].meta["task_id"] = "chess-best-move"
+    labels[1].meta.update(task="fix <the> parser", url="https://ci.test/runs/2")
+    result = calibrate(cards, labels, n_boot=0, seed=0)
+    html_text = write_report(result, tmp_path / "h", fmt="html").read_text()
+    assert "<td>chess-best-move (t1)</td>" in html_text
+    assert f'<a href="{transcript.as_uri()}">file</a>' in html_text
+    assert "<td>fix &lt;the&gt; parser (t2)</td>" in html_text  # escaped by the template
+    assert '<a href="https://ci.test/runs/2">open</a>' in html_text
+    assert "<td>t3</td>" in html_text  # no task name, no link: the id and a dash
+    md = write_report(result, tmp_path / "m").read_text()
+    assert (
+        f"| chess-best-move (t1) | failed | complete | -2.0 | — | [file]({transcript.as_uri()}) |"
+        in md
+    )
+    assert "## Legend" in md and "- **κw**: Weighted kappa" in md
+
+
+def test_plots_need_no_extra_and_leave_the_pyplot_backend_alone(result, tmp_path):
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert any(d.startswith("matplotlib") for d in deps)  # a plain install draws plots
+    import matplotlib
+
+    before = matplotlib.get_backend()
+    write_report(result, tmp_path, fmt="html")
+    assert matplotlib.get_backend() == before
 
 
 def test_tables_only_without_matplotlib(result, tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "_pyplot", lambda: None)
+    monkeypatch.setattr(report, "_figure_class", lambda: None)
     text = write_report(result, tmp_path).read_text()
-    assert "matplotlib is not installed" in text
+    assert "matplotlib could not be imported" in text
     assert "![" not in text
     assert not (tmp_path / "plots").exists()
 

@@ -43,7 +43,7 @@ def stored(clean_env: Path) -> list:
 def test_list_table(runner: CliRunner, stored: list) -> None:
     result = runner.invoke(app, ["list"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "4 stored run(s)" in result.output
+    assert "4 stored runs" in result.output
     lines = [line for line in result.output.splitlines() if "ae4a77f8" in line]
     assert len(lines) == 2
     assert "heuristic" in lines[0] and "partial" in lines[0]  # newest first

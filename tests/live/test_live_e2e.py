@@ -127,7 +127,7 @@ def test_live_session_end_to_end(server, repo, clean_env, monkeypatch):
     assert json.loads(llm.stdout)["judge"] == "llm"
     sent = json.dumps(fake.message_bodies)
     assert "1 failed, 2 passed" in sent and "3 passed in 0.04s" in sent
-    assert "2 commit(s)" in sent and TASK in sent
+    assert "2 commits changing 2 files" in sent and TASK in sent
     assert "\\u001b[" not in sent and "\x1b[" not in sent  # ANSI cleaned before the judge
     assert "collecting [#####################] 100%" in sent
     assert "collecting [#      ]" not in sent  # \r redraws collapsed
@@ -205,6 +205,8 @@ def _tiny_prepared():
 def test_history_is_capped_newest_last(tmp_path):
     prepared = _tiny_prepared()
     repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
     total = HISTORY_CAP + 7
     for i in range(total):
         save_evaluation(repo, prepared, make_card("tmux:cap", summary=f"run {i}"))
@@ -217,21 +219,21 @@ def test_history_is_capped_newest_last(tmp_path):
     assert not list((repo / ".scorer").glob("*.tmp"))  # atomic writes left no temp files
 
 
-def test_resume_and_assess_on_bad_evaluation_are_one_line(tmp_path, clean_env):
-    (tmp_path / ".scorer").mkdir()
-    (tmp_path / ".scorer" / "evaluation.json").write_text("[1, 2]")
+def test_resume_and_assess_on_bad_evaluation_are_one_line(repo, clean_env):
+    (repo / ".scorer").mkdir()
+    (repo / ".scorer" / "evaluation.json").write_text("[1, 2]")
     for command in ("resume-prompt", "assess"):
-        result = scorer(command, str(tmp_path))
+        result = scorer(command, str(repo))
         assert result.exit_code == 1
         assert "evaluation.json" in one_error_line(result)
-    missing = scorer("assess", str(tmp_path / "nope"))
+    missing = scorer("assess", str(repo / "nope"))
     assert missing.exit_code == 1 and "not a directory" in one_error_line(missing)
 
 
-def test_assess_without_git_or_evaluation(tmp_path, clean_env):
-    result = scorer("assess", str(tmp_path), "--json")
+def test_assess_with_git_but_no_evaluation(repo, clean_env):
+    result = scorer("assess", str(repo), "--json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["git_status"] == "no_git" and data["test_status"] is None
+    assert data["git_status"] == "ok" and data["test_status"] is None
     assert data["phase"] == "early"
     assert "Run the test suite; no test result was seen." in data["pending"]

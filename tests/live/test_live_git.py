@@ -81,8 +81,8 @@ def test_progress_against_base_reports_rename_and_binary(repo):
     assert g.untracked == ["docs/notes.txt"]
     assert g.uncommitted == ["README.md", "pyproject.toml"]
     summary = g.summary()
-    assert "1 commit(s)" in summary and "src/app.py -> src/core.py" in summary
-    assert "Binary: logo.png" in summary and "Untracked: 1 file(s): docs/notes.txt" in summary
+    assert "1 commit changing" in summary and "src/app.py -> src/core.py" in summary
+    assert "Binary: logo.png" in summary and "Untracked: 1 file: docs/notes.txt" in summary
 
 
 def test_whole_history_diffs_from_empty_tree(repo):

@@ -86,3 +86,52 @@ def test_real_terminal_bench_pane_prompt_returned():
     s = extract_signals(pane.read_text(encoding="utf-8"))
     assert s.prompt_returned  # ends with `root@...:/app#` after the agent exited
     assert s.tests is None
+
+
+FAIL_THEN_PASS = """\
+$ pytest -q
+F
+Traceback (most recent call last):
+ValueError: x
+FAILED test_calc.py::test_add - assert -1 == 5
+1 failed in 0.54s
+$ sed -i s/-/+/ calc.py
+$ pytest -q
+.
+1 passed in 0.48s
+$
+"""
+
+
+def test_later_passing_run_supersedes_earlier_failures():
+    s = extract_signals(FAIL_THEN_PASS)
+    assert s.tests.ok and s.tests.passed == 1
+    assert s.error_lines == [] and s.tracebacks == 0 and s.recent_blockers == 0
+    assert s.superseded_errors == 2  # ValueError + FAILED, fixed by the green run
+    assert not s.has_errors
+
+
+def test_errors_after_the_passing_run_still_count():
+    s = extract_signals(FAIL_THEN_PASS + "$ python app.py\nRuntimeError: boom\n$\n")
+    assert s.error_lines == ["RuntimeError: boom"] and s.superseded_errors == 2
+    assert s.recent_blockers == 1
+
+
+def test_a_failing_last_run_supersedes_nothing():
+    text = "1 passed in 0.1s\n$ pytest\nFAILED t.py::x - boom\n1 failed in 0.2s\n"
+    s = extract_signals(text)
+    assert not s.tests.ok and s.error_lines == ["FAILED t.py::x - boom"]
+    assert s.superseded_errors == 0
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "Ran 3 tests in 0.01s\n\nOK",  # unittest: a two-line summary
+        "Tests:       4 passed, 4 total",  # jest
+        "test result: ok. 7 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out",
+    ],
+)
+def test_supersession_works_for_other_runners(summary):
+    s = extract_signals(f"error: build failed\nERROR: it broke\n{summary}\n")
+    assert s.tests.ok and s.error_lines == [] and s.superseded_errors == 2

@@ -102,6 +102,20 @@ def test_render_tiny_cast_keeps_scrolled_history():
     assert lines[-2:] == ["after clear", "$"]
 
 
+def test_full_screen_program_does_not_overwrite_the_shell():
+    # vim on the alternate screen (ESC[?1049h ... ESC[?1049l), 6-row terminal
+    lines = render_cast(LIVE / "editor.cast").splitlines()
+    assert lines == [
+        "$ pytest -q",
+        "FAILED test_calc.py::test_add - assert -1 == 5",
+        "1 failed in 0.05s",
+        "$ vim calc.py",
+        "$ pytest -q",
+        "1 passed in 0.04s",
+        "$",
+    ]
+
+
 def test_render_cast_bad_file(tmp_path):
     bad = tmp_path / "bad.cast"
     bad.write_text('{"version": 1}\n')

@@ -53,6 +53,7 @@ def run_script(srv, name, cwd):
         name, window_command="env PS1='$ ' bash --norc --noprofile", x=120, y=30,
         start_directory=str(cwd),
     )  # fmt: skip
+    wait_for(srv, name, "$")  # typed before the prompt, the command would echo on its own
     session.active_window.active_pane.send_keys(
         f"{sys.executable} {FIXTURES / 'live' / 'scripted_run.py'}"
     )
@@ -69,7 +70,10 @@ def test_source_builds_session_with_git_evidence(server, repo):
     assert [e.index for e in session.events] == list(range(1, len(session.events) + 1))
     git_event, machine = session.events[:2]
     assert git_event.kind == EventKind.SYSTEM and git_event.meta == {"git": True}
-    assert "1 commit(s)" in git_event.text and "Untracked: 1 file(s): test_app.py" in git_event.text
+    assert (
+        "1 commit changing 1 file" in git_event.text
+        and "Untracked: 1 file: test_app.py" in git_event.text
+    )
     assert machine.text.startswith("Machine: load ")
     terminal = [e for e in session.events if e.kind == EventKind.TERMINAL]
     run = next(e for e in terminal if "scripted_run.py" in e.meta["first_line"])

@@ -56,7 +56,8 @@ def test_forced_source_and_unknown_source(tmp_path: Path) -> None:
     source = resolve(str(copy), source="stream-json", task="do it")
     assert source.kind == SourceKind.STREAM_JSON and source.load().task == "do it"
     with pytest.raises(
-        ConfigError, match="choose one of: claude-code, langfuse, stream-json, tmux"
+        ConfigError,
+        match="choose one of: asciinema, claude-code, langfuse, stream-json, terminal, tmux",
     ):
         resolve(str(copy), source="bogus")
 
