@@ -9,12 +9,13 @@ reply parsing); only the transport differs:
              whose notes all came back (built from the notes, like the direct judge)
     then     store → ledger `stored` → Langfuse push → ledger `written` (`write_card`)
 
-Resume. Each batch id and its custom_ids go into the ledger right after `create` returns
-and before any waiting; a session in a batch is `fetched` with its `batch_id`. A rerun of
-the same command finds those sessions, re-prepares them (local and deterministic) and
-polls the stored batches instead of submitting again; results stay downloadable for 29
-days. The only window that can cost a duplicate (never a second set of scores) is a kill
-between `create` returning and the ledger insert.
+Resume. Right after `create` returns and before any waiting, ONE ledger transaction
+records the batch id with its custom_ids and moves every session in it to `fetched` with
+its `batch_id` (`Ledger.add_batch`). A rerun of the same command finds those sessions,
+re-prepares them (local and deterministic) and polls the stored batches instead of
+submitting again; results stay downloadable for 29 days. The only window that can cost a
+duplicate submission (never a second set of scores) is a kill between `create` returning
+and that commit.
 
 Failure policy, per session:
     invalid structured output → one repair call sent directly (not batched, full price,
@@ -277,10 +278,9 @@ class BatchRun:
             return
         cids = [cid for _, cid, _ in group]
         phase = "final" if all(c.startswith("f-") for c in cids) else "first"
-        self.ctx.ledger.add_batch(batch.id, phase, cids)  # before any waiting: see module doc
+        # Batch row + session states in one transaction, before any waiting: module doc.
+        self.ctx.ledger.add_batch(batch.id, phase, cids, sids)
         self.submitted.update(dict.fromkeys(cids, batch.id))
-        for sid in sids:
-            self.ctx.ledger.set_state(sid, "fetched", f"in batch {batch.id}", batch_id=batch.id)
 
     # --- poll and collect -----------------------------------------------------------
 
