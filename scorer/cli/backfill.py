@@ -135,6 +135,12 @@ def backfill_command(
         bool | None, typer.Option(help="Write scores to Langfuse (default: for --source langfuse).")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
+    max_attempts: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Retry a failed session (API outage...) on later runs up to N attempts."
+        ),
+    ] = 3,
 ) -> None:
     """Score every finished session in a window; re-run the same command to resume."""
     opts = BackfillOptions(
@@ -163,6 +169,7 @@ def backfill_command(
         queue=queue,
         idle_minutes=idle_minutes,
         push=push,
+        max_attempts=max_attempts,
     )
     if batch_api and judge == BackfillJudge.heuristic:
         raise ConfigError("--batch-api needs --judge llm")

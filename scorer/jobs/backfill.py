@@ -13,8 +13,12 @@ score ids: a repeat overwrites the same seven scores) → ledger `written`, so a
 point, `kill -9` included, leaves at most a step to redo and never a second set of
 scores. A session already scored with the same rubric version, model and judge (store,
 or Langfuse's own scores for the session) is skipped unless `rescore`. An unscored verdict
-(invalid reply after the repair) is final for the run key: a rerun reports it again
-without paying for another judge call.
+means the judge could not score the content (invalid reply after the repair, refusal on
+the fallback model, too long) and is final for the run key: a rerun reports it again
+without paying for another judge call. Infrastructure failures (an API outage that
+outlasts the retries: `JudgeError`, a Langfuse error, a failed batch request) are
+`failed`, and the next run of the same command tries again, up to `max_attempts`
+(`--max-attempts`, default 3) attempts over all runs.
 
 Concurrency and rate limits. `concurrency` worker threads; every request to one API goes
 through one shared token bucket (`ratelimit.RateLimiter`) which a 429/529 pauses for its
