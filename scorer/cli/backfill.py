@@ -52,7 +52,9 @@ def render_summary(summary: BackfillSummary) -> None:
         )
     else:
         err.print(
-            f"[bold]backfill {s.run_key}[/]: {s.scored} scored, {s.skipped} skipped, "
+            f"[bold]backfill {s.run_key}[/]: {s.scored} scored, "
+            + (f"{s.incomplete} incomplete in Langfuse, " if s.incomplete else "")
+            + f"{s.skipped} skipped, "
             f"{s.unscored} unscored, {s.failed} failed, {s.not_started} not started "
             f"(of {s.selected} selected, {s.discovered} found, {s.active} active) — "
             f"{s.input_tokens:,} in / {s.output_tokens:,} out tokens, ${s.cost_usd:.4f}, "
@@ -60,6 +62,11 @@ def render_summary(summary: BackfillSummary) -> None:
         )
     for f in s.failures:
         err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
+    if s.incomplete:
+        err.print(
+            "  incomplete sessions are stored locally; run the same command again or "
+            "`scorer scores push` to finish their Langfuse scores"
+        )
     if s.escalated or s.calibration:
         err.print(
             f"  queued for review: {len(s.escalated)} escalated, {len(s.calibration)} calibration"
@@ -178,7 +185,7 @@ def backfill_command(
         print_json(summary.model_dump(mode="json"))
     else:
         render_summary(summary)
-    if summary.failed and not (summary.scored or summary.skipped):
+    if (summary.failed or summary.incomplete) and not (summary.scored or summary.skipped):
         raise typer.Exit(EXIT_ERROR)
 
 

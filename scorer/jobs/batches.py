@@ -49,7 +49,13 @@ from scorer.jobs.batch_requests import (
 )
 from scorer.jobs.discovery import SessionRef
 from scorer.jobs.estimate import estimate_prepared
-from scorer.jobs.pipeline import already_scored, resume_write, write_card
+from scorer.jobs.pipeline import (
+    already_scored,
+    push_pending,
+    push_stored,
+    resume_write,
+    write_card,
+)
 from scorer.jobs.run_state import Context, SessionResult, TokenCounts, failure_reason, ledger_gate
 from scorer.judge.anthropic import (
     FINAL_MAX_TOKENS,
@@ -201,6 +207,8 @@ class BatchRun:
             resumed = None if in_flight else resume_write(ctx, ref, state)
             if resumed:
                 return resumed
+            if not in_flight and push_pending(ctx, sid):
+                return push_stored(ctx, sid, "finished an incomplete Langfuse push")
             if not in_flight and not ctx.opts.rescore and already_scored(ctx, ref):
                 ctx.ledger.set_state(sid, "skipped", "already scored (same rubric, model, judge)")
                 return SessionResult(session_id=sid, outcome="skipped", reason="already scored")

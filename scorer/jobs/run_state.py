@@ -27,7 +27,10 @@ if TYPE_CHECKING:
     from scorer.sinks.store import ScoreStore
 
 SourceName = Literal["claude-code", "langfuse"]
-Outcome = Literal["scored", "skipped", "unscored", "failed", "not_started", "estimated"]
+Outcome = Literal[
+    "scored", "incomplete", "skipped", "unscored", "failed", "not_started", "estimated"
+]
+"""`incomplete`: judged and stored, but Langfuse did not take all seven scores yet."""
 
 
 class BackfillOptions(BaseModel):
@@ -121,6 +124,9 @@ class BackfillSummary(BaseModel):
     """Sessions left alone because they were active within the idle threshold."""
     selected: int = 0
     scored: int = 0
+    incomplete: int = 0
+    """Scored and stored, but not (fully) in Langfuse: the next run or `scorer scores push`
+    finishes them."""
     skipped: int = 0
     unscored: int = 0
     failed: int = 0
@@ -136,7 +142,7 @@ class BackfillSummary(BaseModel):
     calibration: list[str] = Field(default_factory=list)
     rate_limit_pauses: dict[str, int] = Field(default_factory=dict)
     failures: list[SessionResult] = Field(default_factory=list)
-    """Failed and unscored sessions with their reasons."""
+    """Failed, unscored and incomplete sessions with their reasons."""
     wall_seconds: float = 0.0
 
     def add(self, result: SessionResult) -> None:
@@ -145,7 +151,7 @@ class BackfillSummary(BaseModel):
         self.input_tokens += result.input_tokens
         self.output_tokens += result.output_tokens
         self.cost_usd = round(self.cost_usd + result.cost_usd, 6)
-        if result.outcome in ("failed", "unscored"):
+        if result.outcome in ("failed", "unscored", "incomplete"):
             self.failures.append(result)
 
 
