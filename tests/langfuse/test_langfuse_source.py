@@ -34,11 +34,13 @@ def test_big_session_pages_through_cursor(big_observations):
         session = LangfuseSource(BIG_ID, api=fake.client(), page_size=200).load()
     n = len(big_observations)
     assert n == 480
-    assert fake.calls["observations"] == math.ceil(n / 200) == 3
+    # A small probe page, then pages sized from it (capped at page_size).
+    assert fake.calls["observations"] == math.ceil(n / 200) + 1 == 4
     first, *rest = fake.observation_requests
     assert first.url.params["fields"] == FIELDS
     assert first.url.params["sessionId"] == BIG_ID
-    assert first.url.params["limit"] == "200"
+    assert first.url.params["limit"] == "50"
+    assert [r.url.params["limit"] for r in rest] == ["200"] * 3
     assert "cursor" not in first.url.params
     assert all("cursor" in r.url.params for r in rest)
     assert isinstance(LangfuseSource(BIG_ID), SessionSource)
@@ -48,7 +50,7 @@ def test_big_session_pages_through_cursor(big_observations):
 def test_big_session_maps_to_events(big_observations):
     with FakeLangfuse(big_observations) as fake:
         session = LangfuseSource(BIG_ID, api=fake.client()).load()
-    assert fake.calls["observations"] == 1  # ⌈480/1000⌉
+    assert fake.calls["observations"] == 2  # ≤ ⌈480/1000⌉ + 1: a probe page, then the rest
     events = [e for _, e in session.iter_events()]
     assert [e.index for e in events] == list(range(1, len(events) + 1))
     tools = [o for o in big_observations if o["type"] == "TOOL"]
