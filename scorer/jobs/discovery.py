@@ -3,7 +3,8 @@
 Local: every `<root>/<project>/<session>.jsonl` (subagent `agent-*.jsonl` files excluded)
 whose modification time falls in the window. Langfuse: root observations from
 `GET /api/public/v2/observations`, paged with a cursor over consecutive overlapping
-sub-windows, deduplicated by observation id and grouped by `sessionId`.
+sub-windows, deduplicated by observation id and grouped by `sessionId`; a self-hosted v3
+server (no v2 observations) is listed through `GET /api/public/traces` instead.
 
 Either way a session whose last activity is within the idle threshold is still running
 and is left for a later run. Selection afterwards (`select`) is pure: shard by a stable
@@ -23,6 +24,7 @@ from typing import Any
 from scorer.errors import ConfigError, SourceError
 
 PAGE_LIMIT = 1000
+LEGACY_TRACE_PAGE = 100
 OBSERVATION_FIELDS = "core,basic,trace_context"
 SUBWINDOW = timedelta(days=1)
 OVERLAP = timedelta(minutes=5)
@@ -185,23 +187,39 @@ def iter_root_observations(
     Every page goes through `LangfuseClient.call`, so a 429 waits for its `Retry-After`
     and a 5xx backs off instead of ending the whole discovery.
     """
+    from langfuse.api.core.api_error import ApiError
+
+    from scorer.langfuse_caps import capabilities, v2_missing
     from scorer.langfuse_client import get_client
 
     client = get_client(api)
+    caps = capabilities(client)
     seen: set[str] = set()
     for lo, hi in subwindows(start, end):
         flt = json.dumps(observation_filter(lo, hi, tags=tags, environment=environment, user=user))
         cursor: str | None = None
         while True:
-            page = client.call(
-                client.api.observations.get_many,
-                error=SourceError,
-                what=f"listing root observations in [{_iso(lo)}, {_iso(hi)})",
-                fields=OBSERVATION_FIELDS,
-                limit=PAGE_LIMIT,
-                cursor=cursor,
-                filter=flt,
-            )
+            what = f"listing root observations in [{_iso(lo)}, {_iso(hi)})"
+            if caps.observations_v2 is False:
+                page = _legacy_page(client, lo, hi, cursor, tags, environment, user, what)
+            else:
+                try:
+                    page = client.call(
+                        client.api.observations.get_many,
+                        error=SourceError,
+                        what=what,
+                        passthrough=(404, 405),
+                        fields=OBSERVATION_FIELDS,
+                        limit=PAGE_LIMIT,
+                        cursor=cursor,
+                        filter=flt,
+                    )
+                except ApiError as exc:
+                    if not v2_missing(exc) or cursor is not None:
+                        raise client.translate(exc, error=SourceError, what=what) from exc
+                    caps.observations_v2 = False  # self-hosted v3: list traces instead
+                    continue
+                caps.observations_v2 = True
             if stats:
                 stats.pages += 1
             for obs in page.data:
@@ -213,6 +231,46 @@ def iter_root_observations(
             cursor = _get(page.meta, "cursor")
             if not cursor or not page.data:
                 break
+
+
+@dataclass
+class _Page:
+    data: list[Any]
+    meta: dict[str, Any]
+
+
+def _legacy_page(
+    client: Any,
+    lo: datetime,
+    hi: datetime,
+    cursor: str | None,
+    tags: list[str] | None,
+    environment: str | None,
+    user: str | None,
+    what: str,
+) -> _Page:
+    """One page of `GET /api/public/traces` (self-hosted v3), as stand-in root
+    observations; the page number travels in the cursor."""
+    from scorer.sources.langfuse_read import trace_root
+
+    page = int(cursor or 1)
+    body = client.get_json(
+        "api/public/traces",
+        error=SourceError,
+        what=what + " (legacy API)",
+        page=page,
+        limit=LEGACY_TRACE_PAGE,
+        fromTimestamp=_iso(lo),
+        toTimestamp=_iso(hi),
+        tags=tags or None,
+        environment=[environment] if environment else None,
+        userId=user,
+        fields="core",
+    )
+    roots = [trace_root(t, "") for t in body.get("data") or [] if t.get("sessionId")]
+    total = int((body.get("meta") or {}).get("totalPages") or 1)
+    more = page < total and bool(body.get("data"))
+    return _Page(roots, {"cursor": str(page + 1) if more else None})
 
 
 def _get(obj: Any, name: str) -> Any:

@@ -250,8 +250,8 @@ def from_legacy(
     data = {k: v for k, v in obs.items() if k in LEGACY_OBSERVATION_KEYS}
     for key in ("input", "output"):
         value = data.get(key)
-        if value is not None and not isinstance(value, str):
-            data[key] = json.dumps(value, ensure_ascii=False)  # v2 sends raw strings
+        if value is not None:  # v2 sends every value JSON-encoded, strings included
+            data[key] = json.dumps(value, ensure_ascii=False)
     if data.get("metadata") is not None and not isinstance(data["metadata"], dict):
         data["metadata"] = {"value": data["metadata"]}
     data.update(
