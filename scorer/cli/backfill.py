@@ -62,6 +62,11 @@ def render_summary(summary: BackfillSummary) -> None:
         )
     for f in s.failures:
         err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
+    if s.verified or s.verify_error:
+        err.print(
+            f"  read back from Langfuse: {s.verified} session(s)"
+            + (f" — read-back failed: {s.verify_error}" if s.verify_error else "")
+        )
     if s.incomplete:
         err.print(
             "  incomplete sessions are stored locally; run the same command again or "
@@ -148,6 +153,10 @@ def backfill_command(
             min=1, help="Retry a failed session (API outage...) on later runs up to N attempts."
         ),
     ] = 3,
+    verify_sample: Annotated[
+        int,
+        typer.Option(min=0, help="Read back N pushed sessions from Langfuse (202 is not stored)."),
+    ] = 5,
 ) -> None:
     """Score every finished session in a window; re-run the same command to resume."""
     opts = BackfillOptions(
@@ -177,6 +186,7 @@ def backfill_command(
         idle_minutes=idle_minutes,
         push=push,
         max_attempts=max_attempts,
+        verify_sample=verify_sample,
     )
     if batch_api and judge == BackfillJudge.heuristic:
         raise ConfigError("--batch-api needs --judge llm")

@@ -77,6 +77,7 @@ from scorer.judge.base import make_judge
 from scorer.models import Session
 from scorer.sinks.base import ScoreSink
 from scorer.sinks.langfuse import LangfuseSink
+from scorer.sinks.langfuse.configs import forget_checks
 
 ProgressFactory = Callable[[int, bool], AbstractContextManager[Tracker]]
 """Builds a progress display from (total sessions, dry run); see `cli.progress`."""
@@ -202,6 +203,7 @@ def run_backfill(
     model = opts.model or get_settings().model
     rubric_version = default_rubric().version
     services = services or default_services(opts, model=model)
+    forget_checks()  # re-check cached Langfuse score configs once per run
     key_params = opts.key_params(rubric_version, model)
     key = run_key(key_params)
     found = discover(opts, services, now=now)
@@ -238,8 +240,13 @@ def run_backfill(
         summary.estimated_cost_usd = summary.cost_usd
         summary.input_tokens = summary.output_tokens = 0
         summary.cost_usd = 0.0
-    elif opts.escalate_below is not None or opts.calibration_sample:
-        _escalate(ctx, results, summary)
+    else:
+        if opts.should_push and services.sinks:
+            from scorer.jobs.verification import verify_sample
+
+            verify_sample(ctx, results, summary)
+        if opts.escalate_below is not None or opts.calibration_sample:
+            _escalate(ctx, results, summary)
     summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
     summary.wall_seconds = round(time.monotonic() - began, 3)
     return summary

@@ -66,6 +66,8 @@ class BackfillOptions(BaseModel):
     """Write scores to Langfuse; None means "when the source is Langfuse"."""
     max_attempts: int = 3
     """A session failed this many times (over runs) is not retried again."""
+    verify_sample: int = 5
+    """Sessions pushed this run whose scores are read back from Langfuse (0: none)."""
 
     def key_params(self, rubric_version: str, model: str) -> dict[str, Any]:
         """What decides the run's result, hence its ledger key."""
@@ -140,6 +142,10 @@ class BackfillSummary(BaseModel):
     estimated_cost_usd: float = 0.0
     escalated: list[str] = Field(default_factory=list)
     calibration: list[str] = Field(default_factory=list)
+    verified: int = 0
+    """Pushed sessions read back from Langfuse (`verify_sample`); missing ones are failed."""
+    verify_error: str | None = None
+    """Why the read-back itself failed (the pushes may still be fine)."""
     rate_limit_pauses: dict[str, int] = Field(default_factory=dict)
     failures: list[SessionResult] = Field(default_factory=list)
     """Failed, unscored and incomplete sessions with their reasons."""

@@ -5,6 +5,7 @@ Backfill (heuristic judge) → the real SDK client → the respx `FakeLangfuse`.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -79,3 +80,72 @@ def test_207_partial_then_scores_push_finishes_it(tmp_path, lf_env):
         assert score_counts(fake) == dict.fromkeys(SESSIONS, 7)
         again = run()  # the same command: its ledger row is finished (idempotent ids)
         assert again.incomplete == 0 and score_counts(fake) == dict.fromkeys(SESSIONS, 7)
+
+
+# --- 202 is not stored: archived configs, re-checks, read-back -----------------------
+
+
+def archive(fake: FakeLangfuse, name: str) -> str:
+    cid = next(c["id"] for c in fake.configs.values() if c["name"] == name)
+    fake.configs[cid]["isArchived"] = True  # as done in the Langfuse UI
+    return cid
+
+
+def test_config_archived_between_runs_is_repaired_before_pushing(tmp_path, lf_env):
+    world = small_world(tmp_path)
+    with FakeLangfuse(world[: len(world) // 3]) as fake:  # exact-a only
+        assert run().scored == 1
+        cid = archive(fake, "goal_achievement")
+        # The next run re-checks the cached ids once, unarchives, then pushes.
+        assert run(rescore=True).scored == 1
+        assert fake.configs[cid]["isArchived"] is False
+        assert not fake.dropped and score_counts(fake) == {"exact-a": 7}
+
+
+def test_scores_dropped_after_202_are_found_by_the_read_back(tmp_path, lf_env):
+    with FakeLangfuse(small_world(tmp_path)) as fake:
+        pushes = []
+
+        def archive_after_first_push(route: str, response) -> None:
+            pushes.append(route)
+            if route == "scores" and pushes.count("scores") == 1:
+                archive(fake, "error_handling")  # someone archives it mid-run
+
+        fake.on_response = archive_after_first_push
+        first = run(concurrency=1, verify_sample=10)
+        fake.on_response = None
+        assert first.verified == 3
+        assert (first.scored, first.failed) == (1, 2), first.failures
+        lost = {f.session_id: f.reason for f in first.failures}
+        assert all("error_handling" in r and "archived" in r for r in lost.values())
+        assert len(fake.dropped) == 2
+        for sid in lost:
+            assert Ledger(get_settings().store_path, first.run_key).get(sid)["state"] == "stored"
+
+        # The store knows: `scorer scores verify` counts them as waiting for a push.
+        verify = CliRunner().invoke(app, ["scores", "verify"], catch_exceptions=False)
+        assert "2 scorecard(s) wait for `scorer scores push`" in verify.stderr
+        assert "verified 1 scorecard(s): 0 incomplete" in verify.stderr
+
+        second = run(concurrency=1, verify_sample=10)  # re-check repairs; re-push
+        assert second.failed == 0 and second.scored == 2
+        assert score_counts(fake) == dict.fromkeys(SESSIONS, 7)
+        verify = CliRunner().invoke(app, ["scores", "verify"], catch_exceptions=False)
+        assert verify.exit_code == 0 and "verified 3 scorecard(s): 0 incomplete" in verify.stderr
+        assert dict(stored_runs()) == dict.fromkeys(SESSIONS, 1)
+
+
+def test_scores_verify_since_and_push_finishes_what_was_lost(tmp_path, lf_env):
+    with FakeLangfuse(small_world(tmp_path)) as fake:
+        assert run().scored == 3
+        lost_id = next(iter(fake.scores))
+        lost_session = fake.scores.pop(lost_id)["sessionId"]  # gone after the 202
+        future = CliRunner().invoke(app, ["scores", "verify", "--since", "2999-01-01"])
+        assert future.exit_code == 0 and "nothing pushed to verify" in future.stderr
+        verify = CliRunner().invoke(app, ["scores", "verify", "--json"])
+        assert verify.exit_code == 1
+        assert list(json.loads(verify.stdout)["missing"]) == [lost_session]
+        pushed = CliRunner().invoke(app, ["scores", "push"])
+        assert pushed.exit_code == 0 and "pushed 1 of 1" in pushed.stderr
+        assert lost_id in fake.scores
+        assert CliRunner().invoke(app, ["scores", "verify"]).exit_code == 0
