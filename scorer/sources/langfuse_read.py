@@ -133,6 +133,7 @@ def _fetch_v2(
     limit = min(FIRST_PAGE, page_size)
     per_obs = 0.0
     failures = 0
+    ceiling = page_size
     while True:
         try:
             stats.requests += 1
@@ -157,7 +158,9 @@ def _fetch_v2(
                 raise client.translate(exc, error=SourceError, what=what) from exc
             if exc.status_code != 413:  # a struggling server also gets the backoff
                 RETRY.sleep(backoff(failures))
-            limit, stats.halvings = max(MIN_PAGE, limit // 2), stats.halvings + 1
+            # Later pages stay at or below what last failed, halved.
+            ceiling = limit = max(MIN_PAGE, limit // 2)
+            stats.halvings += 1
             continue
         failures = 0
         page = raw.data
@@ -167,7 +170,7 @@ def _fetch_v2(
             seen.setdefault(obs.id, obs)
         if page.data:
             per_obs = max(per_obs, size / len(page.data))
-            limit = next_limit(per_obs, page_size)
+            limit = next_limit(per_obs, ceiling)
         cursor = page.meta.cursor
         if not cursor or not page.data:
             return list(seen.values())

@@ -180,6 +180,7 @@ class FakeLangfuse:
         self.score_batches: list[list[dict[str, Any]]] = []
         self.score_reads: list[httpx.Request] = []
         self.observation_requests: list[httpx.Request] = []
+        self.observation_responses: list[httpx.Response] = []
         self.queues: dict[str, dict[str, Any]] = {}
         self.queue_items: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.calls: Counter[str] = Counter()
@@ -283,6 +284,8 @@ class FakeLangfuse:
             if len(response.content) > self.max_response_bytes:
                 message = f"Response size {len(response.content)} exceeds the 5 MB limit"
                 response = httpx.Response(413, json={"message": message})
+            if name == "observations":
+                self.observation_responses.append(response)
             if self.on_response:
                 self.on_response(name, response)
             return response
