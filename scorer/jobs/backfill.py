@@ -306,6 +306,12 @@ def _escalate(ctx: Context, results: list[SessionResult], summary: BackfillSumma
         seed=ctx.opts.seed,
         already=ctx.ledger.queued(),
     )
+    if ctx.opts.source != "langfuse":  # a local session may never have been traced
+        from scorer.jobs.escalation import traced_in_langfuse
+
+        traced = traced_in_langfuse(_lf_api(ctx.services), [*low, *calib])
+        summary.not_queued = sorted(set(low + calib) - traced)
+        low, calib = [s for s in low if s in traced], [s for s in calib if s in traced]
     if not (low or calib):
         return
     queued = enqueue(_lf_api(ctx.services), ctx.opts.queue, [*low, *calib])

@@ -142,6 +142,8 @@ class BackfillSummary(BaseModel):
     estimated_cost_usd: float = 0.0
     escalated: list[str] = Field(default_factory=list)
     calibration: list[str] = Field(default_factory=list)
+    not_queued: list[str] = Field(default_factory=list)
+    """Picked for review but local-only (never traced to Langfuse): not queued."""
     verified: int = 0
     """Pushed sessions read back from Langfuse (`verify_sample`); missing ones are failed."""
     verify_error: str | None = None

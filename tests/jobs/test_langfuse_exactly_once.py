@@ -149,3 +149,27 @@ def test_scores_verify_since_and_push_finishes_what_was_lost(tmp_path, lf_env):
         assert pushed.exit_code == 0 and "pushed 1 of 1" in pushed.stderr
         assert lost_id in fake.scores
         assert CliRunner().invoke(app, ["scores", "verify"]).exit_code == 0
+
+
+# --- smaller items -------------------------------------------------------------------
+
+
+def test_local_only_sessions_are_never_queued_for_review(tmp_path, lf_env):
+    from scorer.jobs.backfill import BackfillOptions, run_backfill
+    from tests.jobs.helpers import make_projects
+    from tests.langfuse.plugin_fixture import convert_transcript
+
+    root = tmp_path / "projects"
+    ids = make_projects(root, 3)
+    traced = convert_transcript(root / "-home-dev-proj" / f"{ids[0]}.jsonl")
+    with FakeLangfuse(traced) as fake:
+        summary = run_backfill(
+            BackfillOptions(
+                source="claude-code", projects_root=root, judge="heuristic", escalate_below=1.0
+            )
+        )
+        assert summary.scored == 3
+        assert summary.escalated == [ids[0]]
+        assert summary.not_queued == sorted(ids[1:])
+        (queue,) = fake.queues
+        assert [i["objectId"] for i in fake.queue_items[queue]] == [ids[0]]

@@ -237,3 +237,53 @@ def test_io_and_failure_helpers():
     assert detect_failure("<tool_use_error>File not found</tool_use_error>")[0]
     assert detect_failure("Error: no such file")[0]
     assert detect_failure("all good") == (False, None)
+
+
+# --- issue 12 item 7 ---------------------------------------------------------------------
+
+
+def test_deep_link_url_encodes_session_ids():
+    from scorer.sources.langfuse import session_url
+
+    url = session_url("https://lf.test/", "proj 1", "team/a b#1?x=2")
+    assert url == "https://lf.test/project/proj%201/sessions/team%2Fa%20b%231%3Fx%3D2"
+
+
+def test_json_looking_tool_output_is_kept_whole():
+    from scorer.sources.langfuse import tool_output_text
+
+    api_reply = json.dumps({"message": "ok", "data": {"items": [1, 2]}, "status": 200})
+    assert tool_output_text(json.dumps(api_reply)) == api_reply  # v2: a JSON-encoded string
+    assert json.loads(tool_output_text(api_reply)) == json.loads(api_reply)  # decoded once
+    skill = json.dumps({"result": "done", "injected_instructions": "..."})
+    assert tool_output_text(skill) == "done"
+    assert tool_output_text(json.dumps("Exit code 1\nboom")) == "Exit code 1\nboom"
+
+
+def test_json_tool_output_reaches_the_event_whole():
+    obs = generic_trace()
+    api_reply = {"message": "created", "id": 42, "url": "https://x.test/42"}
+    obs.append(
+        {
+            **obs[1],
+            "id": "tool-json",
+            "type": "TOOL",
+            "name": "Tool: WebFetch",
+            "parentObservationId": "root",
+            "isRootObservation": False,
+            "output": json.dumps(json.dumps(api_reply)),
+        }
+    )
+    with FakeLangfuse(obs) as fake:
+        session = LangfuseSource("generic-session-1", api=fake.client()).load()
+    result = next(e for _, e in session.iter_events() if e.tool_name == "WebFetch" and e.text)
+    assert json.loads(result.text) == api_reply
+
+
+@pytest.mark.parametrize("branch", [2026, 3.5, True, "main"])
+def test_non_string_git_branch_metadata_is_accepted(branch):
+    obs = generic_trace()
+    obs[0] = {**obs[0], "metadata": {"git_branch": branch, "cwd": "/w/app"}}
+    with FakeLangfuse(obs) as fake:
+        session = LangfuseSource("generic-session-1", api=fake.client()).load()
+    assert session.git_branches == [str(branch).lower() if branch is True else str(branch)]
