@@ -173,3 +173,21 @@ def test_local_only_sessions_are_never_queued_for_review(tmp_path, lf_env):
         assert summary.not_queued == sorted(ids[1:])
         (queue,) = fake.queues
         assert [i["objectId"] for i in fake.queue_items[queue]] == [ids[0]]
+
+
+def test_backfill_against_self_hosted_v3_end_to_end_and_idempotent_rerun(tmp_path, lf_env):
+    from tests.langfuse.fake_v3 import FakeLangfuseV3
+
+    with FakeLangfuseV3(small_world(tmp_path)) as v3:
+        first = run(verify_sample=3)
+        assert (first.discovered, first.scored, first.failed) == (3, 3, 0), first.failures
+        assert first.verified == 3
+        assert v3.calls["observations"] == 1  # one 404, then legacy for the whole run
+        assert v3.calls["traces"] >= 1 and v3.calls["sessions"] == 3
+        assert score_counts(v3) == dict.fromkeys(SESSIONS, 7)
+        assert all(len(batch) == 1 for batch in v3.score_batches)
+        posts = v3.calls["scores"]
+        v3.today = "2026-11-26"
+        again = run(rescore=True)  # same scores, another day: nothing re-sent
+        assert again.scored == 3 and v3.calls["scores"] == posts
+        assert not v3.duplicate_ids()
