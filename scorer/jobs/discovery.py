@@ -265,7 +265,7 @@ def _legacy_page(
         tags=tags or None,
         environment=[environment] if environment else None,
         userId=user,
-        fields="core",
+        fields="core,metrics",  # metrics: latency, hence the trace end
     )
     roots = [trace_root(t, "") for t in body.get("data") or [] if t.get("sessionId")]
     total = int((body.get("meta") or {}).get("totalPages") or 1)
