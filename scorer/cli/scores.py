@@ -226,6 +226,9 @@ def verify_command(
     since: Annotated[
         str | None, typer.Option(help="Only scorecards created since (ISO date/time, UTC).")
     ] = None,
+    target: Annotated[
+        PushTarget, typer.Option(help="Where the scores were pushed: session or trace.")
+    ] = PushTarget.session,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
 ) -> None:
     """Read every pushed scorecard back from Langfuse (a 202 is not "stored").
@@ -251,7 +254,7 @@ def verify_command(
         if not cards:
             err.print("nothing pushed to verify")
             return
-        report = verify_cards(cards)
+        report = verify_cards(cards, target=target.value)
         for sid, reason in report.reasons.items():
             card = next(c for c in cards if c.session_id == sid)
             store.mark_pushed(*_identity(card), error=reason, lost=True)

@@ -191,3 +191,21 @@ def test_backfill_against_self_hosted_v3_end_to_end_and_idempotent_rerun(tmp_pat
         again = run(rescore=True)  # same scores, another day: nothing re-sent
         assert again.scored == 3 and v3.calls["scores"] == posts
         assert not v3.duplicate_ids()
+
+
+def test_scores_verify_trace_target(tmp_path, lf_env):
+    world = small_world(tmp_path)
+    with FakeLangfuse(world) as fake:
+        for sid in SESSIONS:
+            score = CliRunner().invoke(
+                app, ["session", sid, "--source", "langfuse", "--judge", "heuristic", "--push",
+                      "--target", "trace"],
+            )  # fmt: skip
+            assert score.exit_code == 0, score.stderr
+        assert all(item.get("traceId") for item in fake.scores.values())
+        wrong = CliRunner().invoke(app, ["scores", "verify"])  # looks for session scores
+        assert wrong.exit_code == 1
+        CliRunner().invoke(app, ["scores", "push", "--target", "trace"])
+        right = CliRunner().invoke(app, ["scores", "verify", "--target", "trace"])
+        assert right.exit_code == 0, right.stderr
+        assert "verified 3 scorecard(s): 0 incomplete" in right.stderr

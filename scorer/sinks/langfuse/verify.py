@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from scorer.errors import SinkError
 from scorer.judge.rubric import Rubric, default_rubric
 from scorer.langfuse_client import RETRY, LangfuseClient, get_client
 from scorer.models import Scorecard
 from scorer.sinks.langfuse.configs import cached_config_ids, config_health
-from scorer.sinks.langfuse.push import score_id
+from scorer.sinks.langfuse.push import first_trace_id, score_id
 
 IDS_PER_READ = 100
 VERIFY_WAITS = (5.0, 10.0, 20.0)
@@ -46,9 +46,11 @@ class Verification:
         return not self.missing
 
 
-def expected_ids(card: Scorecard, rubric: Rubric) -> dict[str, str]:
-    """Score name → the deterministic id a session-level push used (pure)."""
-    return {cfg.name: score_id(card, cfg.name) for cfg in rubric.scores}
+def expected_ids(card: Scorecard, rubric: Rubric, trace_id: str | None = None) -> dict[str, str]:
+    """Score name → the deterministic id a push used: session-level, or on `trace_id`
+    (pure)."""
+    key = f"trace:{trace_id}" if trace_id else ""
+    return {cfg.name: score_id(card, cfg.name, target_key=key) for cfg in rubric.scores}
 
 
 def verify_cards(
@@ -56,9 +58,14 @@ def verify_cards(
     *,
     api: Any = None,
     rubric: Rubric | None = None,
+    target: Literal["session", "trace"] = "session",
     waits: tuple[float, ...] = VERIFY_WAITS,
 ) -> Verification:
     """Read the cards' scores back from Langfuse; report what is missing and why.
+
+    Args:
+        target: Where the cards were pushed: session-level scores, or the session's
+            first trace (as `push_scorecard(target="trace")` resolves it).
 
     Raises:
         SinkError: The read failed after retries.
@@ -66,7 +73,13 @@ def verify_cards(
     """
     client = get_client(api)
     rubric = rubric or default_rubric()
-    wanted = {c.session_id: expected_ids(c, rubric) for c in cards if c.status == "scored"}
+    wanted = {
+        c.session_id: expected_ids(
+            c, rubric, first_trace_id(client, c.session_id) if target == "trace" else None
+        )
+        for c in cards
+        if c.status == "scored"
+    }
     report = Verification(checked=len(wanted))
     by_id = {sid: name for ids in wanted.values() for name, sid in ids.items()}
     owner = {i: s for s, ids in wanted.items() for i in ids.values()}
