@@ -44,7 +44,9 @@ from scorer.errors import CredentialsError, JudgeError
 from scorer.jobs.batch_requests import (
     custom_id,
     group_requests,
+    missing_result,
     poll_seconds,
+    result_reason,
     session_hash,
 )
 from scorer.jobs.discovery import SessionRef
@@ -56,7 +58,14 @@ from scorer.jobs.pipeline import (
     resume_write,
     write_card,
 )
-from scorer.jobs.run_state import Context, SessionResult, TokenCounts, failure_reason, ledger_gate
+from scorer.jobs.run_state import (
+    Context,
+    SessionResult,
+    TokenCounts,
+    failure_reason,
+    is_verdict,
+    ledger_gate,
+)
 from scorer.judge.anthropic import (
     FINAL_MAX_TOKENS,
     NOTES_MAX_TOKENS,
@@ -218,6 +227,9 @@ class BatchRun:
             ctx.stop.set()
             raise
         except Exception as exc:  # one session never stops the run
+            if is_verdict(exc):  # too long even after re-chunking: final, like unscored
+                ctx.ledger.set_state(sid, "unscored", failure_reason(exc))
+                return SessionResult(session_id=sid, outcome="unscored", reason=failure_reason(exc))
             return self._fail(sid, failure_reason(exc), row.get("attempts", 0))
 
     def _prepare(self, ref: SessionRef, attempts: int, in_flight: bool) -> SessionResult | Pending:
@@ -347,7 +359,7 @@ class BatchRun:
             return None
         item = self.got.get((bid, cid))
         if item is None and bid in self.fetched:
-            return _missing(cid)  # the batch ended without this request's result
+            return missing_result(cid)  # the batch ended without this request's result
         return item
 
     # --- one session's results ------------------------------------------------------
@@ -393,7 +405,7 @@ class BatchRun:
         if result.type == "succeeded":
             return result.message
         what = "score" if not cid.startswith("n-") else f"chunk {cid.rsplit('-', 1)[1]} notes"
-        return self._fail(p.sid, f"{what}: batch request {_result_reason(result)}", p.attempts)
+        return self._fail(p.sid, f"{what}: batch request {result_reason(result)}", p.attempts)
 
     def _parse(
         self, p: Pending, params: dict[str, Any], message: Any, model: type, label: str
@@ -471,22 +483,3 @@ def run_batches(
 
 def _sleep(seconds: float) -> None:
     time.sleep(seconds)
-
-
-def _result_reason(result: Any) -> str:
-    if result.type == "errored":
-        err = getattr(getattr(result, "error", None), "error", None)
-        detail = f"{getattr(err, 'type', 'error')}: {getattr(err, 'message', '')}".strip(": ")
-        return f"errored ({detail})"
-    return result.type  # expired / canceled / missing
-
-
-def _missing(cid: str) -> Any:
-    class _Result:
-        type = "missing from the batch results"
-
-    class _Item:
-        custom_id = cid
-        result = _Result()
-
-    return _Item()

@@ -18,6 +18,7 @@ from scorer.jobs.run_state import (
     SessionResult,
     TokenCounts,
     failure_reason,
+    is_verdict,
     ledger_gate,
 )
 from scorer.models import Scorecard
@@ -70,6 +71,11 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
     except Exception as exc:  # one session never stops the batch
         attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
         reason = failure_reason(exc)
+        if is_verdict(exc):  # too long even after re-chunking: final, like unscored
+            ctx.ledger.set_state(sid, "unscored", reason)
+            return SessionResult(
+                session_id=sid, outcome="unscored", reason=reason, attempts=attempts
+            )
         current = (ctx.ledger.get(sid) or {}).get("state")
         # A stored card that failed to push stays `stored`: the next run pushes it.
         ctx.ledger.set_state(sid, "stored" if current == "stored" else "failed", reason)

@@ -286,6 +286,16 @@ def _stop_reason(ctx: Context) -> str:
     return "cost cap reached" if ctx.budget.stopped else "run stopped"
 
 
+def is_verdict(exc: BaseException) -> bool:
+    """Whether a failure is about the content, hence final for the run key like an
+    unscored reply: a session still too long for the judge after its re-chunks. Any
+    other failure (an API outage after the retries, a Langfuse error) is infrastructure:
+    `failed`, tried again by the next run up to `max_attempts`."""
+    from scorer.judge.anthropic import ContextWindowExceeded
+
+    return isinstance(exc, ContextWindowExceeded)
+
+
 def failure_reason(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or exc.__class__.__name__
     return text if isinstance(exc, ScorerError) else f"{exc.__class__.__name__}: {text}"

@@ -191,3 +191,20 @@ def typer_app(command):
     app = typer.Typer(add_completion=False)
     app.command()(command)
     return app
+
+
+def test_too_long_after_rechunks_is_a_final_unscored_verdict(tmp_path, judge_env, monkeypatch):
+    """Content the judge cannot take is a verdict (like an unscored reply), not an outage:
+    the next run reports it again without trying again."""
+    from scorer.judge import anthropic as judge_module
+
+    monkeypatch.setitem(judge_module.CONTEXT_WINDOWS, "claude-sonnet-5-5", 1_000)
+    root = tmp_path / "projects"
+    make_projects(root, 1)
+    with FakeJudgeServer() as server:
+        judge_env(server)
+        first = run_backfill(opts(root))
+        assert (first.unscored, first.failed) == (1, 0)
+        assert "re-chunk" in (first.failures[0].reason or "")
+        again = run_backfill(opts(root))
+        assert again.unscored == 1 and server.calls == 0

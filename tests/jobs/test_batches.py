@@ -340,3 +340,26 @@ def test_cost_cap_leaves_the_rest_for_the_next_run(tmp_path, judge_env):
         assert [len(r) for r in requests_of(server)] == [2] and summary.cost_usd <= cap
         rest = run_backfill(opts(root))
         assert (rest.scored, rest.skipped) == (4, 2) and server.batch_creates == 2
+
+
+def test_batch_path_agrees_too_long_is_unscored_and_outage_is_failed(
+    tmp_path, judge_env, monkeypatch
+):
+    """The two paths classify alike: content the judge cannot take is final (unscored);
+    an errored batch request (an outage) is `failed` and submitted again next run."""
+    from scorer.judge import anthropic as judge_module
+
+    root = tmp_path / "projects"
+    ids = make_projects(root, 2)
+    with ScriptedBatches({session_hash(ids[1]): "errored"}) as server:
+        judge_env(server)
+        with monkeypatch.context() as patch:
+            patch.setitem(judge_module.CONTEXT_WINDOWS, "claude-sonnet-5-5", 1_000)
+            too_long = run_backfill(opts(root, rescore=True))
+        assert (too_long.unscored, too_long.failed) == (2, 0) and server.batch_creates == 0
+        first = run_backfill(opts(root))
+        assert (first.scored, first.failed) == (1, 1)
+        assert first.failures[0].session_id == ids[1]
+        server.script = {}
+        second = run_backfill(opts(root))
+        assert (second.scored, second.skipped, second.failed) == (1, 1, 0)
