@@ -33,7 +33,13 @@ _ENV_VARS = [
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
-    """No real keys, state under a tmp dir, fresh settings for every test."""
+    """No real keys, state under a tmp dir, fresh settings (and Langfuse server
+    capabilities: every fake is a new server) for every test."""
+    from scorer import langfuse_caps
+    from scorer.sinks.langfuse import configs
+
+    langfuse_caps.reset()
+    configs.forget_checks()
     for var in _ENV_VARS:
         monkeypatch.delenv(var, raising=False)
     home = tmp_path / "scorer-home"

@@ -13,8 +13,12 @@ score ids: a repeat overwrites the same seven scores) → ledger `written`, so a
 point, `kill -9` included, leaves at most a step to redo and never a second set of
 scores. A session already scored with the same rubric version, model and judge (store,
 or Langfuse's own scores for the session) is skipped unless `rescore`. An unscored verdict
-(invalid reply after the repair) is final for the run key: a rerun reports it again
-without paying for another judge call.
+means the judge could not score the content (invalid reply after the repair, refusal on
+the fallback model, too long) and is final for the run key: a rerun reports it again
+without paying for another judge call. Infrastructure failures (an API outage that
+outlasts the retries: `JudgeError`, a Langfuse error, a failed batch request) are
+`failed`, and the next run of the same command tries again, up to `max_attempts`
+(`--max-attempts`, default 3) attempts over all runs.
 
 Concurrency and rate limits. `concurrency` worker threads; every request to one API goes
 through one shared token bucket (`ratelimit.RateLimiter`) which a 429/529 pauses for its
@@ -54,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import ConfigError, CredentialsError
-from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local, select
+from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
 from scorer.jobs.pipeline import estimate_one, process
 from scorer.jobs.ratelimit import RateLimiter
@@ -68,10 +72,12 @@ from scorer.jobs.run_state import (
     SessionResult,
     Tracker,
 )
+from scorer.jobs.selection import select
 from scorer.judge.base import make_judge
 from scorer.models import Session
 from scorer.sinks.base import ScoreSink
 from scorer.sinks.langfuse import LangfuseSink
+from scorer.sinks.langfuse.configs import forget_checks
 
 ProgressFactory = Callable[[int, bool], AbstractContextManager[Tracker]]
 """Builds a progress display from (total sessions, dry run); see `cli.progress`."""
@@ -197,6 +203,7 @@ def run_backfill(
     model = opts.model or get_settings().model
     rubric_version = default_rubric().version
     services = services or default_services(opts, model=model)
+    forget_checks()  # re-check cached Langfuse score configs once per run
     key_params = opts.key_params(rubric_version, model)
     key = run_key(key_params)
     found = discover(opts, services, now=now)
@@ -237,8 +244,13 @@ def run_backfill(
         summary.estimated_cost_usd = summary.cost_usd
         summary.input_tokens = summary.output_tokens = 0
         summary.cost_usd = 0.0
-    elif opts.escalate_below is not None or opts.calibration_sample:
-        _escalate(ctx, results, summary)
+    else:
+        if opts.should_push and services.sinks:
+            from scorer.jobs.verification import verify_sample
+
+            verify_sample(ctx, results, summary)
+        if opts.escalate_below is not None or opts.calibration_sample:
+            _escalate(ctx, results, summary)
     summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
     summary.wall_seconds = round(time.monotonic() - began, 3)
     return summary
@@ -300,6 +312,12 @@ def _escalate(ctx: Context, results: list[SessionResult], summary: BackfillSumma
         seed=ctx.opts.seed,
         already=ctx.ledger.queued(),
     )
+    if ctx.opts.source != "langfuse":  # a local session may never have been traced
+        from scorer.jobs.escalation import traced_in_langfuse
+
+        traced = traced_in_langfuse(_lf_api(ctx.services), [*low, *calib])
+        summary.not_queued = sorted(set(low + calib) - traced)
+        low, calib = [s for s in low if s in traced], [s for s in calib if s in traced]
     if not (low or calib):
         return
     queued = enqueue(_lf_api(ctx.services), ctx.opts.queue, [*low, *calib])

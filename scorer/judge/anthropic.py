@@ -11,7 +11,8 @@ since Sonnet 5.x rejects both. The overall is computed here from the rubric weig
 Failure policy:
     invalid reply (bad JSON, schema mismatch, refusal, max_tokens) → one repair call with
         the error, then an UNSCORED card (reason + raw reply kept), never low scores
-    API still failing after retries (429/529/5xx/network) → UNSCORED card with the reason
+    API still failing after retries (429/529/5xx/network) → JudgeError (infrastructure:
+        backfill records the session `failed` and retries it on its next run)
     401/403 → CredentialsError naming ANTHROPIC_API_KEY
     request too large for the context window → ContextWindowExceeded (re-chunk and retry)
     any other API rejection (bad model id, 400) → JudgeError
@@ -437,7 +438,7 @@ class AnthropicJudge:
         return call_with_retries(lambda: self.client.messages.create(**params))
 
     def api_failure(self, e: anthropic.APIError) -> Exception:
-        """The typed error (or `Unscored`) an API error after retries turns into."""
+        """The typed error an API error after retries turns into (never `Unscored`)."""
         return self._api_failure(e)
 
     def check_fits(
@@ -453,7 +454,7 @@ class AnthropicJudge:
         if isinstance(e, anthropic.BadRequestError) and "too long" in message.lower():
             return ContextWindowExceeded(None, self.context_window, None)
         if classify(e).retry:
-            return Unscored(f"API error after retries: {describe(e)}: {message}")
+            return JudgeError(f"judge API still failing after retries ({describe(e)}): {message}")
         return JudgeError(f"judge API rejected the request ({describe(e)}): {message}")
 
     def _check_fits(

@@ -277,11 +277,15 @@ class ScoreStore:
         rubric_version: str,
         *,
         error: str | None = None,
+        lost: bool = False,
     ) -> int:
         """Record a Langfuse push: success sets `pushed_at`; `error` keeps it unpushed and
-        stores the (redacted) reason. Returns how many runs were updated."""
+        stores the (redacted) reason; `lost` (with `error`) also clears `pushed_at`, for a
+        push Langfuse accepted but did not keep. Returns how many runs were updated."""
         if error is None:
             sets, params = "pushed_at = ?, push_error = NULL", (_iso(datetime.now(UTC)),)
+        elif lost:
+            sets, params = "pushed_at = NULL, push_error = ?", (redact_value(error)[0],)
         else:
             sets, params = "push_error = ?", (redact_value(error)[0],)
         with self._tx() as db:

@@ -13,6 +13,7 @@ from scorer.errors import CredentialsError, JudgeError
 from scorer.judge import retry
 from scorer.judge.anthropic import AnthropicJudge, ContextWindowExceeded, ModelDeprecationWarning
 from scorer.judge.prompts import default_prompts
+from scorer.judge.reply import Unscored
 from scorer.judge.rubric import default_rubric
 from scorer.judge.schema import ChunkNotes, output_config
 from scorer.models import Chunk
@@ -171,11 +172,13 @@ def test_transient_failure_then_success(failure, fast_retry_waits):
     assert len(fast_retry_waits) == 1 and 0 <= fast_retry_waits[0] <= 30
 
 
-def test_overloaded_after_all_retries_is_unscored_not_low():
+def test_overloaded_after_all_retries_is_a_judge_error_not_unscored():
+    """Infrastructure, not content: the caller retries it later (issue 12 item 2)."""
     fake = FakeAnthropic([error_response(529, message="Overloaded")] * retry.MAX_ATTEMPTS)
-    card = run(make_judge(fake), [chunk(0, range(1, 3))])
-    assert card.status == "unscored" and card.scores == {}
-    assert "529" in card.unscored_reason and "Overloaded" in card.unscored_reason
+    with pytest.raises(JudgeError) as caught:
+        run(make_judge(fake), [chunk(0, range(1, 3))])
+    assert not isinstance(caught.value, Unscored)
+    assert "529" in str(caught.value) and "Overloaded" in str(caught.value)
     assert len(fake.message_bodies) == retry.MAX_ATTEMPTS
 
 
