@@ -220,6 +220,21 @@ class JudgeUsage(BaseModel):
         )
 
 
+class Refusal(BaseModel):
+    """One judge request the model declined (`stop_reason: "refusal"`)."""
+
+    model: str
+    """The model that refused (as the API reported it)."""
+    category: str | None = None
+    """`stop_details.category` (cyber, bio, ...); None when the API named none."""
+    explanation: str | None = None
+    call: str = ""
+    """Which request: `score` or `chunk N notes`."""
+
+
+UnscoredCode = Literal["invalid_output", "refused", "too_long"]
+"""Why the judge could not score this content (an API outage is an error, not one of these)."""
+
 Recommendation = Literal["continue", "retry", "escalate", "complete"]
 JudgeKind = Literal["llm", "heuristic"]
 
@@ -231,10 +246,20 @@ class Scorecard(BaseModel):
     source: str
     status: Literal["scored", "unscored"] = "scored"
     unscored_reason: str | None = None
+    unscored_code: UnscoredCode | None = None
+    """Machine-readable kind of `unscored_reason` (`refused` when the fallback refused too)."""
     raw_reply: str | None = None
     """The judge's raw reply, kept when it could not be parsed."""
     judge: JudgeKind
     model: str | None = None
+    """The model requested."""
+    answered_by: str | None = None
+    """The model the API says produced the scoring reply (`response.model`): a dated
+    snapshot of `model`, or the fallback model after a refusal."""
+    effort: str | None = None
+    """`output_config.effort` the LLM judge asked for."""
+    refusals: list[Refusal] = Field(default_factory=list)
+    """Requests the model refused while judging this session (kept even when scored)."""
     prompt_version: str
     prompt_hash: str
     rubric_version: str

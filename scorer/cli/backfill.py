@@ -13,7 +13,15 @@ from typing import Annotated
 
 import typer
 
-from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
+from scorer.cli._common import (
+    EXIT_ERROR,
+    EffortOption,
+    FallbackOption,
+    effort_value,
+    err,
+    handle_errors,
+    print_json,
+)
 from scorer.cli.progress import BackfillBar
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
@@ -108,6 +116,8 @@ def backfill_command(
     ] = False,
     judge: Annotated[BackfillJudge, typer.Option(help="llm or heuristic.")] = BackfillJudge.llm,
     model: Annotated[str | None, typer.Option(help="Judge model (default: SCORER_MODEL).")] = None,
+    effort: EffortOption = None,
+    fallback_model: FallbackOption = None,
     projects_root: Annotated[
         Path | None,
         typer.Option(help="Claude Code projects root."),
@@ -155,6 +165,8 @@ def backfill_command(
         rescore=rescore,
         judge=judge.value,
         model=model,
+        effort=effort_value(effort),
+        fallback_model=fallback_model,
         projects_root=projects_root,
         shard=parse_shard(shard),
         batch_api=batch_api,

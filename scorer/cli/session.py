@@ -12,7 +12,10 @@ import typer
 from scorer.cli._common import (
     EXIT_ESCALATE,
     EXIT_UNSCORED,
+    EffortOption,
+    FallbackOption,
     PushTarget,
+    effort_value,
     err,
     fail,
     handle_errors,
@@ -112,6 +115,8 @@ def score_session_command(
     model: Annotated[
         str | None, typer.Option(help="Judge model (default claude-sonnet-5-5).")
     ] = None,
+    effort: EffortOption = None,
+    fallback_model: FallbackOption = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show summary, signals, chunk plan.")
     ] = False,
@@ -167,8 +172,9 @@ def score_session_command(
         _show_plan(src, task, budget=budget, overlap=overlap, render=render, as_json=as_json)
         return
     prepared, card = score_session(
-        src, judge=judge.value, model=model, task=task, budget=budget, overlap=overlap, store=store
-    )
+        src, judge=judge.value, model=model, task=task, budget=budget, overlap=overlap,
+        store=store, effort=effort_value(effort), fallback_model=fallback_model,
+    )  # fmt: skip
     session = prepared.session
     if session.extra.get("from_cache"):
         err.print(f"note: tmux session {arg!r} has ended; scored its last cached capture")

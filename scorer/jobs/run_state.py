@@ -52,6 +52,10 @@ class BackfillOptions(BaseModel):
     rescore: bool = False
     judge: Literal["llm", "heuristic"] = "llm"
     model: str | None = None
+    effort: str | None = None
+    """The LLM judge's `output_config.effort` (None: `SCORER_EFFORT`)."""
+    fallback_model: str | None = None
+    """Where the LLM judge retries a refusal (None: `SCORER_FALLBACK_MODEL`)."""
     projects_root: Path | None = None
     shard: tuple[int, int] | None = None
     batch_api: bool = False

@@ -14,25 +14,43 @@ from pydantic import BaseModel, ValidationError
 
 from scorer.judge.rubric import OVERALL, Rubric
 from scorer.judge.schema import ScoringReplyBase
-from scorer.models import Chunk, DimensionScore, EvidenceRef, JudgeUsage
+from scorer.models import Chunk, DimensionScore, EvidenceRef, JudgeUsage, Refusal, UnscoredCode
 
 M = TypeVar("M", bound=BaseModel)
 
 
 class Unscored(Exception):
-    """Judging ended without usable scores (becomes an unscored card, never low scores)."""
+    """The judge could not score this content (becomes an unscored card, never low scores).
 
-    def __init__(self, reason: str, raw: str | None = None) -> None:
+    Only content reasons: invalid output twice, a refusal on the fallback model too, a
+    session too long even after re-chunking. API outages are `JudgeError`s instead.
+    """
+
+    def __init__(
+        self, reason: str, raw: str | None = None, code: UnscoredCode = "invalid_output"
+    ) -> None:
         super().__init__(reason)
-        self.reason, self.raw = reason, raw
+        self.reason, self.raw, self.code = reason, raw, code
 
 
 class UsageTally:
-    """Thread-safe sum of usage over every call of one `judge()` (or one batch session)."""
+    """Thread-safe record of every call of one `judge()` (or one batch session): summed
+    usage, the models that answered, and the refusals met on the way."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.usage = JudgeUsage()
+        self.answered_by: list[str] = []
+        """`response.model` of every reply, in arrival order (the last is the scoring one)."""
+        self.refusals: list[Refusal] = []
+
+    def answered(self, model: str) -> None:
+        with self._lock:
+            self.answered_by.append(model)
+
+    def refused(self, refusal: Refusal) -> None:
+        with self._lock:
+            self.refusals.append(refusal)
 
     def add(self, usage: Any) -> None:
         one = JudgeUsage(

@@ -120,10 +120,12 @@ def scoring_model(rubric: Rubric) -> type[ScoringReplyBase]:
     return _scoring_model_cached(rubric.model_dump_json())
 
 
+@cache
 def output_config(model: type[BaseModel]) -> dict[str, Any]:
     """The `output_config` request param asking for JSON matching `model`.
 
     Mirrors what `client.messages.parse(output_format=model)` sends; we call
     `messages.create` instead so the raw text and the usage survive a parse failure.
+    Built once per reply model and process (treat the result as read-only).
     """
     return {"format": {"type": "json_schema", "schema": transform_schema(model)}}
