@@ -58,6 +58,8 @@ def render_summary(summary: BackfillSummary) -> None:
             f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
             f"~${s.estimated_cost_usd:.4f}"
         )
+        for basis in s.estimate_basis:
+            err.print(f"  estimate basis: {basis}", markup=False, highlight=False)
     else:
         err.print(
             f"[bold]backfill {s.run_key}[/]: {s.scored} scored, {s.skipped} skipped, "

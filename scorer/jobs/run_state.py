@@ -136,6 +136,8 @@ class BackfillSummary(BaseModel):
     estimated_input_tokens: int = 0
     estimated_output_tokens: int = 0
     estimated_cost_usd: float = 0.0
+    estimate_basis: list[str] = Field(default_factory=list)
+    """How the dry-run estimate was reached (input tokens; output tokens), see `estimate`."""
     escalated: list[str] = Field(default_factory=list)
     calibration: list[str] = Field(default_factory=list)
     rate_limit_pauses: dict[str, int] = Field(default_factory=dict)
@@ -151,6 +153,12 @@ class BackfillSummary(BaseModel):
         self.cost_usd = round(self.cost_usd + result.cost_usd, 6)
         if result.outcome in ("failed", "unscored"):
             self.failures.append(result)
+        if (
+            result.outcome == "estimated"
+            and result.reason
+            and result.reason not in self.estimate_basis
+        ):
+            self.estimate_basis.append(result.reason)
 
 
 class Budget:

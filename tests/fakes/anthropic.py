@@ -207,9 +207,12 @@ def claude_like_count(body: dict[str, Any]) -> int:
     """What `count_tokens` says for a request: ~1.31 x cl100k, never the tiktoken estimate."""
     from scorer.prepare.tokens import TokenCounter
 
+    return math.ceil(TokenCounter(1.0).raw(_request_text(body)) * 1.31) + 7
+
+
+def _request_text(body: dict[str, Any]) -> str:
     system = "".join(b["text"] for b in body.get("system", []))
-    text = system + "".join(m["content"] for m in body["messages"] if isinstance(m["content"], str))
-    return math.ceil(TokenCounter(1.0).raw(text) * 1.31) + 7
+    return system + "".join(m["content"] for m in body["messages"] if isinstance(m["content"], str))
 
 
 def error_response(
@@ -378,6 +381,16 @@ def serve(fake: FakeAnthropic) -> Iterator[str]:
 # --- loopback servers (for code that builds its own client from ANTHROPIC_BASE_URL) ---
 
 
+SERVER_THINKING_TOKENS = {
+    "low": 500,
+    "medium": 2_000,
+    "high": 5_000,
+    "xhigh": 10_000,
+    "max": 16_000,
+}
+"""Thinking tokens `FakeJudgeServer` bills per reply at each effort (a little under typical)."""
+
+
 class FakeJudgeServer:
     """Messages API + Message Batches on 127.0.0.1, with latency and injected faults.
 
@@ -424,22 +437,22 @@ class FakeJudgeServer:
 
     def reply_for(self, body: dict) -> dict:
         """A valid Message for a request (notes or scoring, judged by its schema)."""
-        system = "".join(b["text"] for b in body.get("system", []))
-        text = system + "".join(
-            m["content"] for m in body["messages"] if isinstance(m["content"], str)
-        )
-        tokens = self.counter.count(text)
+        tokens = self.counter.count(_request_text(body))
         schema = json.dumps(body.get("output_config", {}))
         payload = notes_payload() if '"progress"' in schema else valid_scoring_payload()
         with self._lock:
             self.input_tokens += tokens
-        return message_json(payload, input_tokens=tokens, output_tokens=400)
+        effort = body.get("output_config", {}).get("effort", "high")  # the model's default
+        thinking = SERVER_THINKING_TOKENS[effort]
+        return message_json(
+            payload, input_tokens=tokens, output_tokens=400 + thinking, thinking="Checking."
+        )
 
     def handle_post(self, path: str, body: dict) -> tuple[int, Any, dict]:
         if path.endswith("/v1/messages/batches"):
             return self._create_batch(body)
-        if path.endswith("/count_tokens"):
-            return 200, {"input_tokens": 1000}, {}
+        if path.endswith("/count_tokens"):  # what the same request would bill
+            return 200, {"input_tokens": self.counter.count(_request_text(body))}, {}
         with self._lock:
             self.calls += 1
             fault = self.faults.pop(0) if self.faults else None

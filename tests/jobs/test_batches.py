@@ -153,7 +153,7 @@ def test_single_chunk_sessions_go_through_one_batch_at_half_price(tmp_path, judg
     assert {r["state"] for r in rows} == {"written"} and {r["batch_id"] for r in rows} == {
         batch["batch_id"]
     }
-    assert all(r["cost_usd"] > 0 and r["output_tokens"] == 400 for r in rows)
+    assert all(r["cost_usd"] > 0 and r["output_tokens"] == 400 + 2_000 for r in rows)  # + thinking
     card = ScoreStore().latest(ids[0], judge="llm", model=MODEL)
     assert card.meta["batch"] == {"ids": [batch["batch_id"]], "direct_requests": 0}
     assert set(score_counts(get_settings().store_path).values()) == {7}
