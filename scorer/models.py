@@ -205,6 +205,30 @@ class DimensionScore(BaseModel):
     evidence: list[EvidenceRef] = Field(default_factory=list)
 
 
+RequirementStatus = Literal["met", "unmet", "unverified"]
+
+
+class RequirementCheck(BaseModel):
+    """One explicit requirement of the task, as the LLM judge checked it."""
+
+    requirement: str
+    """The requirement, in the task's own words (shortened)."""
+    status: RequirementStatus
+    """`met` with evidence it works; `unmet`; `unverified` (claimed or plausible, no proof)."""
+    evidence: list[EvidenceRef] = Field(default_factory=list)
+
+
+def checklist_line(checks: list[RequirementCheck], limit: int = 400) -> str:
+    """The checklist in one short line (e.g. the Langfuse goal_achievement comment)."""
+    if not checks:
+        return ""
+    marks = {"met": "✓", "unmet": "✗", "unverified": "?"}
+    met = sum(c.status == "met" for c in checks)
+    items = "; ".join(f"{marks[c.status]} {c.requirement}" for c in checks)
+    line = f"requirements {met}/{len(checks)} met: {items}"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 class JudgeUsage(BaseModel):
     """What judging a session cost."""
 
@@ -268,6 +292,8 @@ class Scorecard(BaseModel):
     scores: dict[str, DimensionScore] = Field(default_factory=dict)
     """Six dimensions plus `overall_quality`, keyed by name."""
     recommendation: Recommendation | None = None
+    requirements: list[RequirementCheck] = Field(default_factory=list)
+    """The LLM judge's requirement checklist, which goal_achievement follows from."""
     accomplishments: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     summary: str = ""

@@ -40,7 +40,15 @@ from scorer.judge.calls import CallSettler
 from scorer.judge.catalog import EFFORTS, CallKind, context_window, max_tokens_for
 from scorer.judge.client import ContextWindowExceeded, api_failure, count_tokens, make_client, send
 from scorer.judge.cost import Pricing, load_pricing
-from scorer.judge.reply import M, Unscored, UsageTally, build_scores, known_events
+from scorer.judge.reply import (
+    M,
+    Unscored,
+    UsageTally,
+    build_checklist,
+    build_scores,
+    checklist_conflict,
+    known_events,
+)
 from scorer.judge.rubric import Rubric, default_rubric
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
 from scorer.models import Chunk, JudgeUsage, Scorecard
@@ -364,10 +372,19 @@ class AnthropicJudge:
         )
         if unscored is not None or reply is None:
             return card
-        scores, unknown = build_scores(reply, self.rubric, known_events(chunks))
+        known = known_events(chunks)
+        scores, unknown = build_scores(reply, self.rubric, known)
+        checklist = build_checklist(reply, known)
+        conflict = checklist_conflict(checklist, scores["goal_achievement"].label)
+        if conflict:  # flagged, not overridden: calibration shows which one to trust
+            card.meta["checklist_conflict"] = conflict
+        unknown = sorted(
+            {*unknown, *(e.event for c in checklist for e in c.evidence if not e.valid)}
+        )
         return card.model_copy(
             update={
                 "scores": scores,
+                "requirements": checklist,
                 "unknown_refs": unknown,
                 "recommendation": reply.recommendation,  # type: ignore[attr-defined]
                 "accomplishments": reply.accomplishments,

@@ -3,7 +3,7 @@
 Every prompt file starts with a front-matter block carrying its version:
 
     ---
-    version: 2026-11-22.1
+    version: 2026-11-23.1
     ---
 
 `PromptSet.version` joins the files' versions (all equal in practice) and `PromptSet.hash`

@@ -14,7 +14,15 @@ from pydantic import BaseModel, ValidationError
 
 from scorer.judge.rubric import OVERALL, Rubric
 from scorer.judge.schema import ScoringReplyBase
-from scorer.models import Chunk, DimensionScore, EvidenceRef, JudgeUsage, Refusal, UnscoredCode
+from scorer.models import (
+    Chunk,
+    DimensionScore,
+    EvidenceRef,
+    JudgeUsage,
+    Refusal,
+    RequirementCheck,
+    UnscoredCode,
+)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -92,6 +100,34 @@ def validate_reply(stop_reason: str | None, raw: str, model: type[M]) -> M:
 def known_events(chunks: Sequence[Chunk]) -> set[int]:
     """Every event number rendered in any chunk."""
     return {i for c in chunks for i in c.event_indices}
+
+
+def build_checklist(reply: ScoringReplyBase, known: set[int]) -> list[RequirementCheck]:
+    """The requirement checklist of a reply, evidence refs validated like the scores'."""
+    return [
+        RequirementCheck(
+            requirement=r.requirement,
+            status=r.status,
+            evidence=[
+                EvidenceRef(event=e.event, quote=e.quote, valid=e.event in known)
+                for e in r.evidence
+            ],
+        )
+        for r in reply.requirements
+    ]
+
+
+def checklist_conflict(checks: list[RequirementCheck], goal_label: str | None) -> str | None:
+    """Why goal_achievement does not follow from the checklist (rubric), or None."""
+    open_items = [c for c in checks if c.status != "met" or not any(e.valid for e in c.evidence)]
+    if goal_label in ("complete", "exceeded") and open_items:
+        return (
+            f"goal_achievement is {goal_label} but {len(open_items)} of {len(checks)} "
+            "requirements are not met with evidence"
+        )
+    if goal_label in ("failed", "partial") and checks and not open_items:
+        return f"goal_achievement is {goal_label} but every requirement is met with evidence"
+    return None
 
 
 def build_scores(

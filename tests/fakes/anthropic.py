@@ -233,11 +233,29 @@ def valid_scoring_payload(
     numeric: int = 4,
     labels: dict[str, str] | None = None,
     recommendation: str = "complete",
+    requirements: list[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """A scoring reply that validates against `scoring_model(rubric)`."""
+    """A scoring reply that validates against `scoring_model(rubric)`.
+
+    `requirements`: `(requirement, status)` pairs; a `met` one cites `events`.
+    """
     rubric = rubric or default_rubric()
     labels = labels or {}
-    reply: dict[str, Any] = {"accomplishments": ["fixed the bug"], "failures": []}
+    checks = requirements if requirements is not None else [("fix the date parser", "met")]
+    reply: dict[str, Any] = {
+        "requirements": [
+            {
+                "requirement": text,
+                "evidence": [{"event": e, "quote": f"quote {e}"} for e in events]
+                if status == "met"
+                else [],
+                "status": status,
+            }
+            for text, status in checks
+        ],
+        "accomplishments": ["fixed the bug"],
+        "failures": [],
+    }
     for cfg in rubric.dimensions:
         value: Any = numeric
         if cfg.data_type == "CATEGORICAL":

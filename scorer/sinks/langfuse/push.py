@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from scorer.errors import SinkError
 from scorer.judge.rubric import Rubric, default_rubric
 from scorer.langfuse_client import RETRY, LangfuseClient, get_client
-from scorer.models import DimensionScore, Scorecard
+from scorer.models import DimensionScore, Scorecard, checklist_line
 from scorer.sinks.langfuse.configs import config_ids, project_id
 from scorer.sources.langfuse import fetch_observations, session_url
 
@@ -150,7 +150,7 @@ def build_score_requests(
         value: float | str = score.value
         if cfg.data_type == "CATEGORICAL":
             value = score.label or next(c.label for c in cfg.categories if c.value == score.value)
-        comment = _redact(score.rationale)[:COMMENT_LIMIT] if score.rationale else None
+        comment = _comment(scorecard, cfg.name, score.rationale)
         requests.append(
             CreateScoreRequest(
                 id=score_id(scorecard, cfg.name, target_key=target_key),
@@ -165,6 +165,14 @@ def build_score_requests(
             )
         )
     return requests
+
+
+def _comment(card: Scorecard, name: str, rationale: str) -> str | None:
+    """The score's rationale; goal_achievement leads with the short requirement checklist."""
+    text = rationale or ""
+    if name == "goal_achievement" and card.requirements:
+        text = checklist_line(card.requirements, limit=COMMENT_LIMIT // 2) + "\n" + text
+    return _redact(text)[:COMMENT_LIMIT] if text.strip() else None
 
 
 def attribute_errors(
