@@ -180,3 +180,18 @@ def test_too_long_after_every_rechunk_is_unscored_too_long():
     card = AnthropicJudge(fake.client()).judge(prepared)
     assert card.status == "unscored" and card.unscored_code == "too_long"
     assert len(card.meta["notes"]) == 2
+
+
+def test_the_output_schema_is_built_once_per_process(monkeypatch):
+    from scorer.judge import schema
+
+    built: list[str] = []
+    real = schema.transform_schema
+    monkeypatch.setattr(schema, "transform_schema", lambda m: built.append(m.__name__) or real(m))
+    schema.output_config.cache_clear()
+    fake = FakeAnthropic([message_response(valid_scoring_payload())] * 3)
+    judge = make_judge(fake)
+    for _ in range(3):
+        run(judge, [chunk(0, range(1, 3))])
+    assert built == ["ScoringReply"]
+    schema.output_config.cache_clear()
