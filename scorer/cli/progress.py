@@ -14,6 +14,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from scorer.jobs.run_state import SessionResult
 
 
+def cost_progress() -> Progress:
+    """A rich progress on stderr: description, bar, done/total, ETA, running cost."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[cost]}"),
+        console=Console(stderr=True),
+        transient=False,
+    )
+
+
 class CostBar:
     """A rich bar on stderr: sessions done of total, ETA and running USD; silent when
     `enabled` is False (not a terminal), so a pipe gets no control characters."""
@@ -24,15 +37,7 @@ class CostBar:
 
     def __enter__(self) -> CostBar:
         if self.enabled and self.total:
-            self._progress = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeRemainingColumn(),
-                TextColumn("{task.fields[cost]}"),
-                console=Console(stderr=True),
-                transient=False,
-            )
+            self._progress = cost_progress()
             self._progress.start()
             self._task = self._progress.add_task(self.label, total=self.total, cost="$0.0000")
         return self
@@ -56,15 +61,7 @@ class BackfillBar:
         self._progress: Any = None
 
     def __enter__(self) -> BackfillBar:
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[cost]}"),
-            console=Console(stderr=True),
-            transient=False,
-        )
+        self._progress = cost_progress()
         self._progress.start()
         label = "estimating" if self.dry_run else "scoring"
         self._task = self._progress.add_task(label, total=self.total, cost="$0.0000")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -37,7 +36,14 @@ import scorer
 from scorer.errors import ConfigError, JudgeError
 from scorer.judge import prompts as P
 from scorer.judge.calls import CallSettler
-from scorer.judge.catalog import EFFORTS, CallKind, context_window, max_tokens_for
+from scorer.judge.catalog import (
+    EFFORTS,
+    CallKind,
+    ModelDeprecationWarning,
+    context_window,
+    max_tokens_for,
+    warn_if_deprecated,
+)
 from scorer.judge.client import ContextWindowExceeded, api_failure, count_tokens, make_client, send
 from scorer.judge.cost import Pricing, load_pricing
 from scorer.judge.reply import (
@@ -53,7 +59,7 @@ from scorer.judge.rubric import Rubric, default_rubric
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
 from scorer.models import Chunk, JudgeUsage, Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
-from scorer.settings import DEFAULT_MODEL, get_settings
+from scorer.settings import get_settings
 
 __all__ = [
     "AnthropicJudge",
@@ -69,29 +75,6 @@ TAIL_CHARS = 24_000
 """How much of the last chunk the final call sees verbatim (~6k tokens)."""
 NEAR_LIMIT = 0.85
 """Confirm a request with `count_tokens` only when its estimate passes this share of the room."""
-DEPRECATED_MODELS: dict[str, str] = {
-    "claude-sonnet-4-5": "2026-11-30",
-    "claude-sonnet-4-5-20250929": "2026-11-30",
-    "claude-sonnet-4-0": "2026-06-15",
-    "claude-sonnet-4-20250514": "2026-06-15",
-    "claude-opus-4-0": "2026-06-15",
-    "claude-3-7-sonnet-latest": "2026-02-19",
-    "claude-3-7-sonnet-20250219": "2026-02-19",
-}
-"""Model id → end-of-life date; judging with one of these warns."""
-
-
-class ModelDeprecationWarning(UserWarning):
-    """The configured judge model is deprecated or past its end of life."""
-
-
-def warn_if_deprecated(model: str) -> None:
-    """Warn (and log) when `model` is in the deprecation table."""
-    eol = DEPRECATED_MODELS.get(model)
-    if eol:
-        msg = f"judge model {model} is deprecated (end of life {eol}); set SCORER_MODEL={DEFAULT_MODEL}"
-        log.warning(msg)
-        warnings.warn(msg, ModelDeprecationWarning, stacklevel=3)
 
 
 class AnthropicJudge:
@@ -182,27 +165,35 @@ class AnthropicJudge:
         """Score a prepared session (the `Judge` protocol), re-chunking when it overflows.
 
         A context-window overflow re-chunks with a smaller budget up to `RECHUNK_ATTEMPTS`
-        times (each recorded in `meta["notes"]`); still too long is an unscored card.
+        times (each recorded in `meta["notes"]`); still too long is an unscored card. What
+        the overflowing attempts spent is added to the card's usage and cost.
 
         Raises:
             CredentialsError: The key is missing or rejected.
             JudgeError: The API failed after retries or rejected the request.
         """
-        for _ in range(RECHUNK_ATTEMPTS):
+        spent = JudgeUsage()
+        for attempt in range(RECHUNK_ATTEMPTS + 1):
             try:
-                return self._judge_prepared(prepared)
+                card = self._judge_prepared(prepared)
+                break
             except ContextWindowExceeded as exc:
-                prepared = rechunk(prepared, exc)
-        try:
-            return self._judge_prepared(prepared)
-        except ContextWindowExceeded as exc:
-            session = prepared.session
-            meta: dict[str, Any] = {"notes": list(prepared.notes)}
-            too_long = Unscored(f"too long: {exc}", code="too_long")
-            return self.make_card(
-                session.session_id, session.source.value, prepared.chunks, JudgeUsage(), meta,
-                unscored=too_long,
-            )  # fmt: skip
+                spent = spent.add(getattr(exc, "spent", JudgeUsage()))
+                if attempt < RECHUNK_ATTEMPTS:
+                    prepared = rechunk(prepared, exc)
+                    continue
+                session, meta = prepared.session, {"notes": list(prepared.notes)}
+                too_long = Unscored(f"too long: {exc}", code="too_long")
+                return self.make_card(
+                    session.session_id, session.source.value, prepared.chunks, spent, meta,
+                    unscored=too_long,
+                )  # fmt: skip
+        if not spent.requests:
+            return card
+        usage = card.usage.add(spent)
+        return card.model_copy(
+            update={"usage": usage, "cost_usd": self.pricing.cost_usd(usage, self.model)}
+        )
 
     def _judge_prepared(self, prepared: Prepared) -> Scorecard:
         session = prepared.session
@@ -241,6 +232,9 @@ class AnthropicJudge:
         meta: dict[str, Any] = {"cost_estimated": self.pricing.is_estimated(self.model)}
         try:
             reply = self._run(header, chunks, tally, meta)
+        except ContextWindowExceeded as e:
+            e.spent = tally.usage  # type: ignore[attr-defined]  # judge() bills it
+            raise
         except Unscored as e:
             return self.make_card(
                 session_id, source, chunks, tally.usage, meta, unscored=e, calls=tally

@@ -5,6 +5,7 @@
     max_tokens       room for the JSON answer plus a thinking allowance per effort level,
                      capped at the model's maximum output
     estimates        the answer and thinking tokens a call typically bills, per effort
+    deprecations     judging with a model past (or near) its end of life warns
 
 Sonnet 5.5 thinks by default and thinking tokens count against `max_tokens` and are billed
 as output, so both the request budget and the cost estimate depend on the effort level.
@@ -12,8 +13,14 @@ as output, so both the request budget and the cost estimate depend on the effort
 
 from __future__ import annotations
 
+import logging
+import warnings
 from dataclasses import dataclass
 from typing import Literal, get_args
+
+from scorer.settings import DEFAULT_MODEL
+
+log = logging.getLogger(__name__)
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 EFFORTS: tuple[str, ...] = get_args(Effort)
@@ -112,3 +119,28 @@ def grown_budget(max_tokens: int, model: str) -> int | None:
 def expected_output(kind: CallKind, effort: str) -> int:
     """Output tokens one call typically bills: answer plus thinking at `effort`."""
     return EXPECTED_ANSWER[kind] + EXPECTED_THINKING[effort]
+
+
+DEPRECATED_MODELS: dict[str, str] = {
+    "claude-sonnet-4-5": "2026-11-30",
+    "claude-sonnet-4-5-20250929": "2026-11-30",
+    "claude-sonnet-4-0": "2026-06-15",
+    "claude-sonnet-4-20250514": "2026-06-15",
+    "claude-opus-4-0": "2026-06-15",
+    "claude-3-7-sonnet-latest": "2026-02-19",
+    "claude-3-7-sonnet-20250219": "2026-02-19",
+}
+"""Model id → end-of-life date; judging with one of these warns."""
+
+
+class ModelDeprecationWarning(UserWarning):
+    """The configured judge model is deprecated or past its end of life."""
+
+
+def warn_if_deprecated(model: str) -> None:
+    """Warn (and log) when `model` is in the deprecation table."""
+    eol = DEPRECATED_MODELS.get(model)
+    if eol:
+        msg = f"judge model {model} is deprecated (end of life {eol}); set SCORER_MODEL={DEFAULT_MODEL}"
+        log.warning(msg)
+        warnings.warn(msg, ModelDeprecationWarning, stacklevel=3)

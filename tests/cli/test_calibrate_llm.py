@@ -67,3 +67,15 @@ def test_max_cost_stops_starting_sessions_and_a_rerun_continues(bench, monkeypat
         assert f"{N} sessions not started" in capped.stderr and server.calls == 0
         rest = calibrate(bench)
         assert f"scored {N} sessions" in rest.stderr and len(llm_cards()) == N
+
+
+def test_cost_bar_draws_on_a_terminal_and_stays_silent_otherwise(capsys):
+    from scorer.cli.progress import CostBar
+
+    with CostBar(2, "llm judge", enabled=True) as bar:
+        bar.advance(0.0123)
+    drawn = capsys.readouterr().err
+    assert "llm judge" in drawn and "$0.0123" in drawn and "1/2" in drawn
+    with CostBar(2, "llm judge", enabled=False) as bar:
+        bar.advance(0.5)
+    assert capsys.readouterr().err == ""

@@ -172,6 +172,7 @@ def test_context_window_exceeded_stop_reason_rechunks_and_scores():
     card = AnthropicJudge(fake.client()).judge(prepared)
     assert card.status == "scored" and len(fake.message_bodies) == 2
     assert "re-chunked" in card.meta["notes"][0]
+    assert card.usage.requests == 2 and card.usage.input_tokens == 990_000 + 100  # both billed
 
 
 def test_too_long_after_every_rechunk_is_unscored_too_long():
@@ -180,6 +181,7 @@ def test_too_long_after_every_rechunk_is_unscored_too_long():
     card = AnthropicJudge(fake.client()).judge(prepared)
     assert card.status == "unscored" and card.unscored_code == "too_long"
     assert len(card.meta["notes"]) == 2
+    assert card.usage.requests == 3 and card.cost_usd > 0
 
 
 def test_the_output_schema_is_built_once_per_process(monkeypatch):
