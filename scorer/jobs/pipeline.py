@@ -114,7 +114,14 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None
     estimate = 0.0
     if needs_estimate:
-        estimate = estimate_prepared(prepared, model=ctx.model, effort=ctx.opts.effort).cost_usd
+        # The run's own judge when it is the Sonnet one: its rate-limited client counts.
+        judge = ctx.services.judge if hasattr(ctx.services.judge, "scoring_request") else None
+        estimate = estimate_prepared(
+            prepared,
+            model=ctx.model,
+            effort=ctx.opts.effort,
+            judge=judge,  # type: ignore[arg-type]
+        ).cost_usd
     if not ctx.budget.reserve(estimate):
         ctx.ledger.set_state(sid, "discovered", "cost cap reached")
         return SessionResult(
