@@ -129,3 +129,24 @@ def test_cli_json_end_to_end(projects, judge_env):
     assert data["scored"] == 3 and data["selected"] == 3 and data["cost_usd"] > 0
     bad = CliRunner().invoke(app, ["--projects-root", str(root), "--tag", "x"])
     assert bad.exit_code == 1 and "only apply to --source langfuse" in bad.output
+
+
+def test_effort_and_fallback_reach_the_judge_and_the_dry_run_basis(projects, judge_env):
+    from scorer.cli.main import app
+    from scorer.sinks.store import ScoreStore
+
+    root, ids = projects
+    with FakeJudgeServer() as server:
+        judge_env(server)
+        summary = run_backfill(opts(root, limit=2, effort="low", fallback_model=""))
+        assert summary.scored == 2
+        cards = [ScoreStore().latest(sid, judge="llm") for sid in ids]
+        assert {c.effort for c in cards if c} == {"low"}
+        dry = CliRunner().invoke(
+            app,
+            ["backfill", "--projects-root", str(root), "--dry-run", "--effort", "high",
+             "--no-progress"],
+        )  # fmt: skip
+    assert dry.exit_code == 0, dry.stderr
+    assert "estimate basis: input: count_tokens" in dry.stderr
+    assert "thinking at effort high" in dry.stderr
