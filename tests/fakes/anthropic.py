@@ -470,7 +470,9 @@ class FakeJudgeServer:
         if path.endswith("/v1/messages/batches"):
             return self._create_batch(body)
         if path.endswith("/count_tokens"):  # what the same request would bill
-            return 200, {"input_tokens": self.counter.count(_request_text(body))}, {}
+            count = {"input_tokens": self.counter.count(_request_text(body))}
+            MessageTokensCount.model_validate(count)
+            return 200, count, {}
         with self._lock:
             self.calls += 1
             fault = self.faults.pop(0) if self.faults else None
