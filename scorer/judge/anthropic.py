@@ -462,7 +462,8 @@ class AnthropicJudge:
             if kind == "score":
                 params = self.scoring_request(header, chunk)
             else:
-                params = self.notes_requests(header, [chunk])[0]
+                messages = P.chunk_notes_messages(self.prompts, header, chunk, len(chunks))
+                params = self.request_params(messages, ChunkNotes, self.max_tokens("notes"))
             tokens = count_tokens(self.client, params) or tokens
         if tokens > room:
             raise ContextWindowExceeded(tokens, room, chunks[largest].index)

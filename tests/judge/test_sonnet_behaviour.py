@@ -197,3 +197,19 @@ def test_the_output_schema_is_built_once_per_process(monkeypatch):
         run(judge, [chunk(0, range(1, 3))])
     assert built == ["ScoringReply"]
     schema.output_config.cache_clear()
+
+
+def test_near_limit_notes_request_is_counted_as_it_would_be_sent(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    get_settings.cache_clear()
+    chunks = [chunk(0, range(1, 3)), chunk(1, range(3, 40)).model_copy(update={"tokens": 900})]
+    judge = AnthropicJudge(FakeAnthropic().client())
+    ceiling = int(judge.estimate_chunk(chunks[1], "notes") / 0.9)
+    monkeypatch.setenv("SCORER_MAX_PROMPT_TOKENS", str(ceiling))
+    get_settings.cache_clear()
+    fake = FakeAnthropic(count_tokens_value=ceiling + 5)
+    with pytest.raises(ContextWindowExceeded) as info:
+        run(AnthropicJudge(fake.client()), chunks)
+    [counted] = fake.count_token_bodies
+    assert "chunk 2 of 2" in counted["messages"][0]["content"]
+    assert info.value.chunk_index == 1 and fake.message_bodies == []
