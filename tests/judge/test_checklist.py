@@ -77,6 +77,8 @@ def test_langfuse_goal_comment_leads_with_the_short_checklist():
     assert goal.comment.endswith("goal_achievement rationale")
     tool = next(r for r in requests if r.name == "tool_efficiency")
     assert tool.comment == "tool_efficiency rationale"
+    assert goal.metadata["answered_by"] == "claude-sonnet-5-5"
+    assert goal.metadata["effort"] == "medium"
 
 
 def _render(card) -> str:

@@ -107,6 +107,8 @@ def score_metadata(scorecard: Scorecard, score: DimensionScore) -> dict[str, Any
         "normalized": score.normalized,
         "judge": scorecard.judge,
         "model": scorecard.model,
+        "answered_by": scorecard.answered_by,
+        "effort": scorecard.effort,
         "prompt_version": scorecard.prompt_version,
         "prompt_hash": scorecard.prompt_hash,
         "rubric_version": scorecard.rubric_version,
