@@ -18,7 +18,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from scorer._text import plural
-from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
+from scorer.cli._common import (
+    EXIT_ERROR,
+    EffortOption,
+    FallbackOption,
+    effort_value,
+    err,
+    handle_errors,
+    print_json,
+)
 from scorer.cli._validate import check_window, non_negative, unit_interval
 from scorer.cli.progress import BackfillBar
 from scorer.errors import ConfigError
@@ -57,6 +65,8 @@ def render_summary(summary: BackfillSummary) -> None:
             f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
             f"~${s.estimated_cost_usd:.4f}"
         )
+        for basis in s.estimate_basis:
+            err.print(f"  estimate basis: {basis}", markup=False, highlight=False)
     else:
         err.print(
             f"[bold]backfill {s.run_key}[/]: {s.scored} scored, "
@@ -161,6 +171,8 @@ def backfill_command(
     ] = False,
     judge: Annotated[BackfillJudge, typer.Option(help="llm or heuristic.")] = BackfillJudge.llm,
     model: Annotated[str | None, typer.Option(help="Judge model (default: SCORER_MODEL).")] = None,
+    effort: EffortOption = None,
+    fallback_model: FallbackOption = None,
     projects_root: Annotated[
         Path | None,
         typer.Option(help="Claude Code projects root."),
@@ -224,6 +236,8 @@ def backfill_command(
         rescore=rescore,
         judge=judge.value,
         model=model,
+        effort=effort_value(effort),
+        fallback_model=fallback_model,
         projects_root=projects_root,
         shard=parse_shard(shard),
         batch_api=batch_api,

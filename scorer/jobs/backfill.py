@@ -123,7 +123,10 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
         return ClaudeCodeSource(Path(ref.origin or "")).load()
 
-    judge = make_judge(opts.judge, model=model, client=client)
+    judge = make_judge(
+        opts.judge, model=model, client=client, effort=opts.effort,
+        fallback_model=opts.fallback_model,
+    )  # fmt: skip
     sinks: list[ScoreSink] = [LangfuseSink(api=lf)] if opts.should_push else []
     return Services(load, judge, ScoreStore(), sinks, lf, client, limiters)
 

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-from pydantic import BaseModel
 
 from scorer.errors import CredentialsError, JudgeError
 from scorer.jobs.batch_requests import (
@@ -67,12 +66,7 @@ from scorer.jobs.run_state import (
     ledger_gate,
 )
 from scorer.jobs.score import attach_session
-from scorer.judge.anthropic import (
-    FINAL_MAX_TOKENS,
-    NOTES_MAX_TOKENS,
-    AnthropicJudge,
-    ContextWindowExceeded,
-)
+from scorer.judge.anthropic import AnthropicJudge, ContextWindowExceeded
 from scorer.judge.reply import Unscored, UsageTally
 from scorer.judge.retry import call_with_retries, describe
 from scorer.judge.schema import ChunkNotes
@@ -254,15 +248,8 @@ class BatchRun:
     def _fit(self, pending: Pending) -> int:
         """Re-chunk (like `AnthropicJudge.judge`) until every request fits the context window."""
         for attempt in range(RECHUNK_ATTEMPTS + 1):
-            requests = pending.needed(self.judge)
-            pairs = [(i, params["messages"]) for i, (_, params) in enumerate(requests)]
-            # Not a ternary: older mypy joins the two model classes to `object`.
-            reply: type[BaseModel] = ChunkNotes
-            if not pending.multi:
-                reply = self.judge.reply_model
-            limit = NOTES_MAX_TOKENS if pending.multi else FINAL_MAX_TOKENS
             try:
-                return self.judge.check_fits(pairs, reply, limit)
+                return self.judge.check_chunks(pending.prepared.header, pending.chunks)
             except ContextWindowExceeded as exc:
                 if attempt == RECHUNK_ATTEMPTS:
                     raise
@@ -441,6 +428,7 @@ class BatchRun:
             reply=reply,
             unscored=unscored,
             cost_usd=cost,
+            calls=p.direct,
         )
         return attach_session(card, p.prepared)
 

@@ -144,7 +144,16 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     ctx.ledger.set_state(sid, "fetched")
     # Counting tokens holds the GIL; only pay for it when a cap needs the estimate.
     needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None
-    estimate = estimate_prepared(prepared, model=ctx.model).cost_usd if needs_estimate else 0.0
+    estimate = 0.0
+    if needs_estimate:
+        # The run's own judge when it is the Sonnet one: its rate-limited client counts.
+        judge = ctx.services.judge if hasattr(ctx.services.judge, "scoring_request") else None
+        estimate = estimate_prepared(
+            prepared,
+            model=ctx.model,
+            effort=ctx.opts.effort,
+            judge=judge,  # type: ignore[arg-type]
+        ).cost_usd
     if not ctx.budget.reserve(estimate):
         ctx.ledger.set_state(sid, "discovered", "cost cap reached")
         return SessionResult(
@@ -203,10 +212,13 @@ def estimate_one(ctx: Context, ref: SessionRef) -> SessionResult:
         return SessionResult(
             session_id=ref.session_id, outcome="failed", reason=failure_reason(exc)
         )
-    est = estimate_prepared(prepared, model=ctx.model, batch=ctx.opts.batch_api)
+    est = estimate_prepared(
+        prepared, model=ctx.model, batch=ctx.opts.batch_api, effort=ctx.opts.effort
+    )
     return SessionResult(
         session_id=ref.session_id,
         outcome="estimated",
+        reason=f"input: {est.input_basis}; output: {est.output_basis}",
         input_tokens=est.input_tokens,
         output_tokens=est.output_tokens,
         cost_usd=est.cost_usd,

@@ -55,6 +55,10 @@ class BackfillOptions(BaseModel):
     rescore: bool = False
     judge: Literal["llm", "heuristic"] = "llm"
     model: str | None = None
+    effort: str | None = None
+    """The LLM judge's `output_config.effort` (None: `SCORER_EFFORT`)."""
+    fallback_model: str | None = None
+    """Where the LLM judge retries a refusal (None: `SCORER_FALLBACK_MODEL`)."""
     projects_root: Path | None = None
     shard: tuple[int, int] | None = None
     batch_api: bool = False
@@ -140,6 +144,8 @@ class BackfillSummary(BaseModel):
     estimated_input_tokens: int = 0
     estimated_output_tokens: int = 0
     estimated_cost_usd: float = 0.0
+    estimate_basis: list[str] = Field(default_factory=list)
+    """How the dry-run estimate was reached (input tokens; output tokens), see `estimate`."""
     escalated: list[str] = Field(default_factory=list)
     calibration: list[str] = Field(default_factory=list)
     not_queued: list[str] = Field(default_factory=list)
@@ -163,6 +169,12 @@ class BackfillSummary(BaseModel):
         self.cost_usd = round(self.cost_usd + result.cost_usd, 6)
         if result.outcome in ("failed", "unscored", "incomplete"):
             self.failures.append(result)
+        if (
+            result.outcome == "estimated"
+            and result.reason
+            and result.reason not in self.estimate_basis
+        ):
+            self.estimate_basis.append(result.reason)
 
 
 class Budget:

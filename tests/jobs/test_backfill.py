@@ -196,15 +196,35 @@ def typer_app(command):
 def test_too_long_after_rechunks_is_a_final_unscored_verdict(tmp_path, judge_env, monkeypatch):
     """Content the judge cannot take is a verdict (like an unscored reply), not an outage:
     the next run reports it again without trying again."""
-    from scorer.judge import anthropic as judge_module
-
-    monkeypatch.setitem(judge_module.CONTEXT_WINDOWS, "claude-sonnet-5-5", 1_000)
     root = tmp_path / "projects"
     make_projects(root, 1)
     with FakeJudgeServer() as server:
         judge_env(server)
+        monkeypatch.setenv("SCORER_CONTEXT_WINDOW", "1000")
+        get_settings.cache_clear()
         first = run_backfill(opts(root))
         assert (first.unscored, first.failed) == (1, 0)
         assert "re-chunk" in (first.failures[0].reason or "")
         again = run_backfill(opts(root))
         assert again.unscored == 1 and server.calls == 0
+
+
+def test_effort_and_fallback_reach_the_judge_and_the_dry_run_basis(projects, judge_env):
+    from scorer.cli.main import app
+    from scorer.sinks.store import ScoreStore
+
+    root, ids = projects
+    with FakeJudgeServer() as server:
+        judge_env(server)
+        summary = run_backfill(opts(root, limit=2, effort="low", fallback_model=""))
+        assert summary.scored == 2
+        cards = [ScoreStore().latest(sid, judge="llm") for sid in ids]
+        assert {c.effort for c in cards if c} == {"low"}
+        dry = CliRunner().invoke(
+            app,
+            ["backfill", "--projects-root", str(root), "--dry-run", "--effort", "high",
+             "--no-progress"],
+        )  # fmt: skip
+    assert dry.exit_code == 0, dry.stderr
+    assert "estimate basis: input: count_tokens" in dry.stderr
+    assert "thinking at effort high" in dry.stderr

@@ -152,7 +152,7 @@ def test_single_chunk_sessions_go_through_one_batch_at_half_price(tmp_path, judg
     assert {r["state"] for r in rows} == {"written"} and {r["batch_id"] for r in rows} == {
         batch["batch_id"]
     }
-    assert all(r["cost_usd"] > 0 and r["output_tokens"] == 400 for r in rows)
+    assert all(r["cost_usd"] > 0 and r["output_tokens"] == 400 + 2_000 for r in rows)  # + thinking
     card = ScoreStore().latest(ids[0], judge="llm", model=MODEL)
     assert card.meta["batch"] == {"ids": [batch["batch_id"]], "direct_requests": 0}
     assert set(score_counts(get_settings().store_path).values()) == {7}
@@ -347,15 +347,15 @@ def test_batch_path_agrees_too_long_is_unscored_and_outage_is_failed(
 ):
     """The two paths classify alike: content the judge cannot take is final (unscored);
     an errored batch request (an outage) is `failed` and submitted again next run."""
-    from scorer.judge import anthropic as judge_module
-
     root = tmp_path / "projects"
     ids = make_projects(root, 2)
     with ScriptedBatches({session_hash(ids[1]): "errored"}) as server:
         judge_env(server)
         with monkeypatch.context() as patch:
-            patch.setitem(judge_module.CONTEXT_WINDOWS, "claude-sonnet-5-5", 1_000)
+            patch.setenv("SCORER_CONTEXT_WINDOW", "1000")
+            get_settings.cache_clear()
             too_long = run_backfill(opts(root, rescore=True))
+        get_settings.cache_clear()
         assert (too_long.unscored, too_long.failed) == (2, 0) and server.batch_creates == 0
         first = run_backfill(opts(root))
         assert (first.scored, first.failed) == (1, 1)

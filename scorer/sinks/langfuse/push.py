@@ -26,7 +26,7 @@ from scorer.errors import SinkError
 from scorer.judge.rubric import Rubric, default_rubric
 from scorer.langfuse_caps import capabilities, list_body_rejected
 from scorer.langfuse_client import RETRY, LangfuseClient, get_client
-from scorer.models import DimensionScore, Scorecard
+from scorer.models import DimensionScore, Scorecard, checklist_line
 from scorer.sinks.langfuse.configs import config_ids, project_id
 from scorer.sinks.langfuse.single import send_single
 from scorer.sources.langfuse import fetch_observations, session_url
@@ -116,6 +116,8 @@ def score_metadata(scorecard: Scorecard, score: DimensionScore) -> dict[str, Any
         "normalized": score.normalized,
         "judge": scorecard.judge,
         "model": scorecard.model,
+        "answered_by": scorecard.answered_by,
+        "effort": scorecard.effort,
         "prompt_version": scorecard.prompt_version,
         "prompt_hash": scorecard.prompt_hash,
         "rubric_version": scorecard.rubric_version,
@@ -159,7 +161,7 @@ def build_score_requests(
         value: float | str = score.value
         if cfg.data_type == "CATEGORICAL":
             value = score.label or next(c.label for c in cfg.categories if c.value == score.value)
-        comment = _redact(score.rationale)[:COMMENT_LIMIT] if score.rationale else None
+        comment = _comment(scorecard, cfg.name, score.rationale)
         requests.append(
             CreateScoreRequest(
                 id=score_id(scorecard, cfg.name, target_key=target_key),
@@ -174,6 +176,14 @@ def build_score_requests(
             )
         )
     return requests
+
+
+def _comment(card: Scorecard, name: str, rationale: str) -> str | None:
+    """The score's rationale; goal_achievement leads with the short requirement checklist."""
+    text = rationale or ""
+    if name == "goal_achievement" and card.requirements:
+        text = checklist_line(card.requirements, limit=COMMENT_LIMIT // 2) + "\n" + text
+    return _redact(text)[:COMMENT_LIMIT] if text.strip() else None
 
 
 def attribute_errors(
