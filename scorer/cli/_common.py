@@ -6,6 +6,7 @@ Exit codes (documented in the README):
     2  usage error (typer/click)
     3  the judge could not score the session (unscored; reason printed)
     4  escalation: overall below `--escalate-below`
+    5  backfill left sessions unstarted (the `--max-cost` cap was reached)
   130  interrupted (Ctrl-C)
 Set SCORER_DEBUG=1 to re-raise with the traceback.
 """
@@ -29,6 +30,7 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_UNSCORED = 3
 EXIT_ESCALATE = 4
+EXIT_NOT_STARTED = 5
 EXIT_INTERRUPTED = 130
 
 out = Console(soft_wrap=True)

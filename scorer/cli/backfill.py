@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from scorer._text import plural
-from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
+from scorer.cli._common import EXIT_ERROR, EXIT_NOT_STARTED, err, handle_errors, print_json
 from scorer.cli._validate import check_window, non_negative, unit_interval
 from scorer.cli.progress import BackfillBar
 from scorer.errors import ConfigError
@@ -47,7 +47,13 @@ def parse_when(value: str | None, flag: str) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def render_summary(summary: BackfillSummary) -> None:
+def not_started_text(summary: BackfillSummary, cost_cap: float | None) -> str:
+    """`14 not started (cost cap)`; the cap is the only reason a finished run leaves any."""
+    n = summary.not_started
+    return f"{n} not started" + (" (cost cap)" if n and cost_cap is not None else "")
+
+
+def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> None:
     """The human summary on stderr."""
     s = summary
     if s.dry_run:
@@ -59,7 +65,7 @@ def render_summary(summary: BackfillSummary) -> None:
     else:
         err.print(
             f"[bold]backfill {s.run_key}[/]: {s.scored} scored, {s.skipped} skipped, "
-            f"{s.unscored} unscored, {s.failed} failed, {s.not_started} not started "
+            f"{s.unscored} unscored, {s.failed} failed, {not_started_text(s, cost_cap)} "
             f"(of {s.selected} selected, {s.discovered} found, {s.active} active) — "
             f"{s.input_tokens:,} in / {s.output_tokens:,} out tokens, ${s.cost_usd:.4f}, "
             f"{s.wall_seconds:.1f}s"
@@ -218,9 +224,19 @@ def backfill_command(
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:
-        render_summary(summary)
+        render_summary(summary, max_cost)
     if summary.failed and not (summary.scored or summary.skipped):
         raise typer.Exit(EXIT_ERROR)
+    if summary.not_started and not dry_run:
+        why = (
+            f"the cost cap (--max-cost {max_cost:g}) was reached; raise it and " if max_cost else ""
+        )
+        err.print(
+            f"[yellow]{plural(summary.not_started, 'session')} not started:[/] "
+            f"{why}run the same command to go on",
+            highlight=False,
+        )
+        raise typer.Exit(EXIT_NOT_STARTED)
 
 
 def main() -> None:

@@ -193,9 +193,19 @@ def score_session_command(
     if render or dry_run:
         _show_plan(src, task, budget=budget, overlap=overlap, render=render, as_json=as_json)
         return
-    prepared, card = score_session(
-        src, judge=judge.value, model=model, task=task, budget=budget, overlap=overlap, store=store
-    )
+    from scorer.cli.progress import stage_spinner
+
+    with stage_spinner(err, f"scoring {arg}", enabled=not as_json) as on_stage:
+        prepared, card = score_session(
+            src,
+            judge=judge.value,
+            model=model,
+            task=task,
+            budget=budget,
+            overlap=overlap,
+            store=store,
+            on_stage=on_stage,
+        )
     session = prepared.session
     _warn_input(session)
     if session.extra.get("from_cache"):

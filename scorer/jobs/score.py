@@ -15,6 +15,7 @@ from scorer.models import Scorecard, SessionInfo, TimelineEvent
 from scorer.prepare import Prepared, prepare
 from scorer.settings import get_settings
 from scorer.sources.base import SessionSource
+from scorer.stages import StageListener, report_stage, watch_stages
 
 JudgeChoice = Literal["auto", "llm", "heuristic"]
 
@@ -70,7 +71,9 @@ def judge_and_store(
     client: Any = None,
 ) -> Scorecard:
     """Judge a prepared session, stamp provenance, and publish it to the local store."""
-    card = judge_prepared(prepared, choose_judge(judge), model=model, client=client)
+    kind = choose_judge(judge)
+    report_stage("judge")
+    card = judge_prepared(prepared, kind, model=model, client=client)
     card.meta.setdefault("redactions", prepared.redactions.total)
     if prepared.session.origin:
         card.meta.setdefault("origin", prepared.session.origin)
@@ -78,6 +81,7 @@ def judge_and_store(
         from scorer.sinks.base import publish
         from scorer.sinks.store import ScoreStore
 
+        report_stage("store")
         with ScoreStore() as db:
             publish(card, [db])
     return card
@@ -93,6 +97,7 @@ def score_session(
     overlap: int | None = None,
     store: bool = True,
     client: Any = None,
+    on_stage: StageListener | None = None,
 ) -> tuple[Prepared, Scorecard]:
     """Score one session: load, redact, render, chunk, judge, and save it locally.
 
@@ -115,6 +120,8 @@ def score_session(
         overlap: Events repeated between chunks (default `SCORER_CHUNK_OVERLAP`).
         store: Save the card to the local SQLite store (`$SCORER_HOME/scores.sqlite3`).
         client: An `anthropic.Anthropic` client for the LLM judge (default: from settings).
+        on_stage: Called with each `scorer.stages.Stage` reached: `fetch`, `prepare`,
+            `judge`, then for a chunked session `chunk i/n` and `final`, and `store`.
 
     Returns:
         The prepared (redacted, chunked) session and its scorecard. A judge failure is an
@@ -125,9 +132,12 @@ def score_session(
         CredentialsError: The judge's key is missing or rejected.
         JudgeError: The judge could not run.
     """
-    session = source.load()
-    if task and not session.task:
-        session.task = task
-    prepared = prepare(session, budget=budget, overlap=overlap)
-    card = judge_and_store(prepared, judge=judge, model=model, store=store, client=client)
+    with watch_stages(on_stage):
+        report_stage("fetch")
+        session = source.load()
+        if task and not session.task:
+            session.task = task
+        report_stage("prepare")
+        prepared = prepare(session, budget=budget, overlap=overlap)
+        card = judge_and_store(prepared, judge=judge, model=model, store=store, client=client)
     return prepared, card

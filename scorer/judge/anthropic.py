@@ -49,6 +49,7 @@ from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, sco
 from scorer.models import Chunk, JudgeUsage, Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
 from scorer.settings import DEFAULT_MODEL, get_settings
+from scorer.stages import counted_stage, report_stage
 
 log = logging.getLogger(__name__)
 
@@ -407,6 +408,7 @@ class AnthropicJudge:
             messages = P.final_scoring_messages(
                 self.prompts, header, notes, chunks[-1], tail_chars=TAIL_CHARS
             )
+            report_stage("final")
             return self._structured(messages, self._reply_model, FINAL_MAX_TOKENS, ledger, "score")
         except anthropic.APIError as e:
             raise self._api_failure(e) from e
@@ -422,7 +424,7 @@ class AnthropicJudge:
 
         workers = min(self.max_concurrency, len(requests))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-notes") as pool:
-            return list(pool.map(one, requests))
+            return list(pool.map(counted_stage("chunk", one, len(requests)), requests))
 
     def _structured(
         self, messages: list[dict], model: type[M], max_tokens: int, ledger: UsageTally, label: str
