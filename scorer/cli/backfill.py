@@ -15,11 +15,18 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from scorer._text import plural
-from scorer.cli._common import EXIT_ERROR, EXIT_NOT_STARTED, err, handle_errors, print_json
-from scorer.cli._validate import check_window, non_negative, unit_interval
+from scorer.cli._common import (
+    EXIT_ERROR,
+    EXIT_NOT_STARTED,
+    err,
+    handle_errors,
+    is_quiet,
+    note,
+    print_json,
+)
+from scorer.cli._validate import check_window, non_negative, unit_interval, usage_error
 from scorer.cli.progress import BackfillBar
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
@@ -32,19 +39,45 @@ class BackfillSource(StrEnum):
 
 
 class BackfillJudge(StrEnum):
+    auto = "auto"
     llm = "llm"
     heuristic = "heuristic"
 
 
 def parse_when(value: str | None, flag: str) -> datetime | None:
-    """ISO date or datetime → aware UTC datetime (naive values are taken as UTC)."""
+    """ISO date or datetime → aware UTC datetime (naive values are taken as UTC).
+
+    Raises:
+        typer.Exit: Code 2 (a usage error, like any other bad option value).
+    """
     if value is None:
         return None
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise ConfigError(f"{flag} must be an ISO date or datetime, got {value!r}") from None
+        raise usage_error(f"{flag} must be an ISO date or datetime, got {value!r}") from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def check_combination(opts: BackfillOptions) -> None:
+    """Options that do not go together are usage errors (exit 2), found before any work."""
+    langfuse_only = opts.tags or opts.environment or opts.user
+    problems = [
+        (opts.source == "claude-code" and bool(langfuse_only))
+        and "--tag, --environment and --user only apply to --source langfuse",
+        (opts.source == "langfuse" and bool(opts.project))
+        and "--project only applies to --source claude-code",
+        (opts.source == "langfuse" and opts.start is None)
+        and "--from is required with --source langfuse",
+        (opts.sample is not None and opts.fraction is not None)
+        and "give either --sample or --fraction, not both",
+        (opts.fraction is not None and not 0 < opts.fraction <= 1)
+        and f"--fraction must be in (0, 1], got {opts.fraction:g}",
+        (opts.batch_api and opts.judge != "llm") and "--batch-api needs --judge llm",
+    ]
+    for problem in problems:
+        if problem:
+            raise usage_error(problem)
 
 
 def not_started_text(summary: BackfillSummary, cost_cap: float | None) -> str:
@@ -72,8 +105,8 @@ def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> N
         )
     for f in s.failures:
         err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
-    for note in s.notes:
-        err.print(f"  [yellow]note[/] {escape(note)}", highlight=False)
+    for text in s.notes:
+        note(text)
     if s.escalated or s.calibration:
         err.print(
             f"  queued for review: {len(s.escalated)} escalated, {len(s.calibration)} calibration"
@@ -152,7 +185,10 @@ def backfill_command(
     rescore: Annotated[
         bool, typer.Option("--rescore", help="Score again what is already scored.")
     ] = False,
-    judge: Annotated[BackfillJudge, typer.Option(help="llm or heuristic.")] = BackfillJudge.llm,
+    judge: Annotated[
+        BackfillJudge,
+        typer.Option(help="llm, heuristic, or auto (llm when ANTHROPIC_API_KEY is set)."),
+    ] = BackfillJudge.auto,
     model: Annotated[str | None, typer.Option(help="Judge model (default: SCORER_MODEL).")] = None,
     projects_root: Annotated[
         Path | None,
@@ -187,8 +223,14 @@ def backfill_command(
     progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
 ) -> None:
     """Score every finished session in a window; re-run the same command to resume."""
+    from scorer.jobs.score import choose_judge
+
     window = parse_when(start, "--from"), parse_when(end, "--to")
     check_window(*window)
+    try:
+        shard_range = parse_shard(shard)
+    except ConfigError as exc:
+        raise usage_error(str(exc)) from None
     opts = BackfillOptions(
         source=source.value,
         start=window[0],
@@ -205,10 +247,10 @@ def backfill_command(
         max_cost=max_cost,
         dry_run=dry_run,
         rescore=rescore,
-        judge=judge.value,
+        judge=choose_judge(judge.value),
         model=model,
         projects_root=projects_root,
-        shard=parse_shard(shard),
+        shard=shard_range,
         batch_api=batch_api,
         escalate_below=escalate_below,
         calibration_sample=calibration_sample,
@@ -216,9 +258,8 @@ def backfill_command(
         idle_minutes=idle_minutes,
         push=push,
     )
-    if batch_api and judge == BackfillJudge.heuristic:
-        raise ConfigError("--batch-api needs --judge llm")
-    show = progress and not as_json
+    check_combination(opts)
+    show = progress and not (as_json or is_quiet())
     with discovery_status(err, enabled=show and source == BackfillSource.langfuse):
         summary = run_backfill(opts, progress=BackfillBar if show else None)
     if as_json:
@@ -241,9 +282,9 @@ def backfill_command(
 
 def main() -> None:
     """Console-script entry point for `score-backfill`."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    app.command(help=backfill_command.__doc__)(backfill_command)
-    app()
+    from scorer.cli._conventions import entry_point
+
+    entry_point(backfill_command, "score-backfill")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -10,12 +11,13 @@ from typing import Annotated
 import typer
 
 from scorer._text import plural
-from scorer.cli._common import err, handle_errors, out, print_json
+from scorer.cli._common import err, handle_errors, note, out, print_json
 from scorer.cli._validate import non_negative
 from scorer.settings import get_settings
 
 
 class JudgeFilter(StrEnum):
+    auto = "auto"
     all = "all"
     heuristic = "heuristic"
     llm = "llm"
@@ -26,14 +28,35 @@ class ReportFormat(StrEnum):
     html = "html"
 
 
+def labels_from_stdin() -> list:
+    """Ground-truth labels piped in: JSONL when the first line is an object, else CSV."""
+    import tempfile
+
+    from scorer.calibrate.ground_truth import load_file
+
+    text = sys.stdin.read()
+    suffix = ".jsonl" if text.lstrip().startswith("{") else ".csv"
+    with tempfile.TemporaryDirectory(prefix="scorer-labels-") as folder:
+        path = Path(folder) / f"stdin{suffix}"
+        path.write_text(text, encoding="utf-8")
+        return load_file(path)
+
+
 @handle_errors
 def calibrate_command(
     ground_truth: Annotated[
-        str, typer.Option(help="langfuse | terminal-bench[:PATH] | a CSV/JSONL file.")
+        str,
+        typer.Option(
+            help="langfuse | terminal-bench[:PATH] | a CSV/JSONL file (- reads standard input)."
+        ),
     ] = "terminal-bench",
-    judge: Annotated[JudgeFilter, typer.Option(help="Which stored judge scores to compare.")] = (
-        JudgeFilter.all
-    ),
+    judge: Annotated[
+        JudgeFilter,
+        typer.Option(
+            help="Which judge to compare: auto (llm when ANTHROPIC_API_KEY is set, else "
+            "heuristic), llm, heuristic, or all stored scores."
+        ),
+    ] = JudgeFilter.auto,
     model: Annotated[str | None, typer.Option(help="Only scores from this judge model.")] = None,
     since: Annotated[datetime | None, typer.Option(help="Only scores/labels since (ISO).")] = None,
     score_missing: Annotated[
@@ -57,9 +80,15 @@ def calibrate_command(
     from scorer.calibrate import render_table, write_report
     from scorer.jobs.calibrate import load_ground_truth, run_calibration
     from scorer.jobs.calibrate import score_missing as fill
+    from scorer.jobs.score import choose_judge
 
-    labels = load_ground_truth(ground_truth, since=since)
-    err.print(f"{plural(len(labels), 'ground-truth label')} from {ground_truth}")
+    if ground_truth == "-":
+        labels = labels_from_stdin()
+    else:
+        labels = load_ground_truth(ground_truth, since=since)
+    note(f"{plural(len(labels), 'ground-truth label')} from {ground_truth}")
+    if judge == JudgeFilter.auto:
+        judge = JudgeFilter(choose_judge("auto"))
     kinds = ["heuristic"] if judge != JudgeFilter.llm else []
     if judge != JudgeFilter.heuristic and (score_missing or get_settings().anthropic_configured):
         kinds.append("llm")
@@ -67,8 +96,14 @@ def calibrate_command(
         for kind in kinds:
             n = fill(labels, kind, model=model)  # type: ignore[arg-type]
             if n:
-                err.print(f"scored {plural(n, 'session')} with the {kind} judge")
-    result = run_calibration(labels, judge=judge.value, model=model, n_boot=n_boot, since=since)
+                note(f"scored {plural(n, 'session')} with the {kind} judge")
+    result = run_calibration(
+        labels,
+        judge=judge.value,  # type: ignore[arg-type]  # never "auto" here: resolved above
+        model=model,
+        n_boot=n_boot,
+        since=since,
+    )
     report = write_report(result, out_dir, fmt=fmt.value)
     if as_json:
         print_json(result.model_dump(mode="json"))
@@ -79,6 +114,6 @@ def calibrate_command(
 
 def main() -> None:
     """Console-script entry point for `score-calibrate`."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    app.command()(calibrate_command)
-    app()
+    from scorer.cli._conventions import entry_point
+
+    entry_point(calibrate_command, "score-calibrate")

@@ -38,7 +38,6 @@ from scorer.sinks.store import RunSummary, ScoreStore
 app = typer.Typer(
     help="Browse stored scores (the local SQLite store under $SCORER_HOME); push them to Langfuse.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
 

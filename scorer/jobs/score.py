@@ -6,7 +6,7 @@ decides which judge runs.
 
 from __future__ import annotations
 
-import sys
+import logging
 from typing import Any, Literal
 
 from scorer.judge.base import JudgeKind, make_judge
@@ -19,6 +19,8 @@ from scorer.stages import StageListener, report_stage, watch_stages
 
 JudgeChoice = Literal["auto", "llm", "heuristic"]
 
+log = logging.getLogger(__name__)
+
 
 def choose_judge(choice: JudgeChoice) -> Literal["llm", "heuristic"]:
     """`auto` means the LLM judge when a key is set, else the heuristic (announced)."""
@@ -26,10 +28,9 @@ def choose_judge(choice: JudgeChoice) -> Literal["llm", "heuristic"]:
         return choice
     if get_settings().anthropic_configured:
         return "llm"
-    print(
-        "note: ANTHROPIC_API_KEY is not set: using the offline heuristic judge "
-        "(scores are stored as judge=heuristic).",
-        file=sys.stderr,
+    log.info(  # the CLI shows it as a note (not with -q)
+        "ANTHROPIC_API_KEY is not set: using the offline heuristic judge "
+        "(scores are stored as judge=heuristic)."
     )
     return "heuristic"
 
