@@ -77,7 +77,8 @@ def calibrate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Result as JSON on stdout.")] = False,
 ) -> None:
     """Compare stored judge scores with ground truth; print a table, write a report."""
-    from scorer.calibrate import render_table, write_report
+    from scorer.calibrate import write_report
+    from scorer.cli.tables import calibration_view
     from scorer.jobs.calibrate import load_ground_truth, run_calibration
     from scorer.jobs.calibrate import score_missing as fill
     from scorer.jobs.score import choose_judge
@@ -108,7 +109,7 @@ def calibrate_command(
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
-        out.print(render_table(result))
+        out.print(calibration_view(result, out))
     err.print(f"report: {report}")
 
 
