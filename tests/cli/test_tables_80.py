@@ -103,3 +103,17 @@ def test_calibration_table_at_80_columns_keeps_every_statistic(scored, tmp_path)
         cells = line.split()
         assert cells[0] == a["dimension"] and cells[1] == str(a["n"])
         assert cells[2] == format_stat(a["exact_agreement"])
+
+
+def test_trends_at_80_columns_split_the_means_instead_of_cutting_them(scored):
+    from scorer.results.rows import SHORT_NAMES
+    from scorer.results.trends import TREND_SCORES
+
+    result = runner.invoke(app, ["trends", "--lowest", "1"], env=NARROW)
+    assert result.exit_code == 0, result.output
+    assert_fits_80(result.stdout)
+    for name in TREND_SCORES:
+        assert SHORT_NAMES.get(name, name) in result.stdout
+    assert result.stdout.count("┃ week") == 3  # two means tables and the lowest sessions
+    wide = runner.invoke(app, ["trends", "--lowest", "1"], env={"COLUMNS": "200"})
+    assert wide.stdout.count("┃ week") == 2
