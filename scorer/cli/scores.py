@@ -29,6 +29,7 @@ from scorer.cli._filters import (
     Until,
     run_filter,
 )
+from scorer.cli._validate import usage_error
 from scorer.cli.tables import runs_table
 from scorer.cli.views import scorecard_view
 from scorer.errors import SourceError
@@ -169,7 +170,7 @@ def export_command(
         all_runs=all_runs,
     )
     if output is None and fmt == Format.parquet:
-        raise fail("parquet is binary: give --output FILE")
+        raise usage_error("parquet is binary: give --output FILE")
     with ScoreStore() as store:
         runs = store.runs(where)
     if output is None:

@@ -195,6 +195,7 @@ def score_session_command(
     """Score one coding-agent session on six dimensions plus a weighted overall."""
     if arg == "-" and prompt_file is not None and str(prompt_file) == "-":
         raise usage_error("standard input can feed the transcript or --prompt-file, not both")
+    shown = "standard input" if arg == "-" else arg
     stdin_dir = None  # removed (with the copy of stdin) when the command returns
     if arg == "-":
         stdin_dir = tempfile.TemporaryDirectory(prefix="scorer-stdin-")
@@ -223,7 +224,7 @@ def score_session_command(
         return
     from scorer.cli.progress import stage_spinner
 
-    with stage_spinner(err, f"scoring {arg}", enabled=not (as_json or is_quiet())) as on_stage:
+    with stage_spinner(err, f"scoring {shown}", enabled=not (as_json or is_quiet())) as on_stage:
         prepared, card = score_session(
             src,
             judge=judge.value,

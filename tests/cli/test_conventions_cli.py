@@ -147,6 +147,8 @@ def test_judge_defaults_to_auto_everywhere_and_says_which(tmp_path):
         ["backfill", "--judge", "heuristic", "--batch-api"],
         ["session", str(DEMO), "--prompt", "a", "--prompt-file", "b"],
         ["session", str(DEMO), "--judge", "nope"],
+        ["scores", "export", "--format", "parquet"],
+        ["trends", "--since", "last week"],
     ],
 )
 def test_every_usage_error_exits_2(args):
