@@ -144,3 +144,16 @@ def test_backfill_cost_cap_exits_5_and_says_how_many_were_not_started(tmp_path, 
         done = CliRunner().invoke(app, args)  # the resume finishes: exit 0
     assert done.exit_code == 0, done.output
     assert "0 not started" in done.stderr
+
+
+def test_backfill_bar_on_a_terminal_shows_not_started_sessions(tmp_path):
+    root = tmp_path / "projects"
+    make_projects(root, 6)
+    with FakeJudgeServer() as server:
+        cmd = [*entry_point("score-backfill"), "--projects-root", str(root), "--judge", "llm"]
+        code, shown = run_in_pty(
+            [*cmd, "--concurrency", "1", "--max-cost", "0.000001"], child_env(server)
+        )
+    assert code == 5, shown
+    assert "0/6" in shown and "6 not started (cost cap)" in shown  # none counted as done
+    assert "6 sessions not started:" in shown
