@@ -100,7 +100,7 @@ def _shared_options(
 
 
 def _params(*, version: bool) -> list[Any]:
-    holder = typer.Typer()
+    holder = typer.Typer(add_completion=False)
     holder.command()(_shared_options)
     params = list(typer.main.get_command(holder).params)
     return [p for p in params if version or p.name != "version"]

@@ -155,3 +155,15 @@ def test_every_usage_error_exits_2(args):
     result = runner.invoke(app, args)
     assert result.exit_code == 2, (args, result.output)
     assert "Traceback" not in result.output
+
+
+def test_no_command_lists_an_option_twice():
+    def walk(cmd, path=()):
+        names = [p.name for p in cmd.params]
+        assert len(names) == len(set(names)), (path, names)
+        for name, sub in getattr(cmd, "commands", {}).items():
+            walk(sub, (*path, name))
+
+    root = typer.main.get_command(app)
+    walk(root)
+    assert [p.name for p in root.params].count("install_completion") == 1
