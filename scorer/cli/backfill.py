@@ -61,23 +61,33 @@ def parse_when(value: str | None, flag: str) -> datetime | None:
 
 def check_combination(opts: BackfillOptions) -> None:
     """Options that do not go together are usage errors (exit 2), found before any work."""
-    langfuse_only = opts.tags or opts.environment or opts.user
-    problems = [
-        (opts.source == "claude-code" and bool(langfuse_only))
-        and "--tag, --environment and --user only apply to --source langfuse",
-        (opts.source == "langfuse" and bool(opts.project))
-        and "--project only applies to --source claude-code",
-        (opts.source == "langfuse" and opts.start is None)
-        and "--from is required with --source langfuse",
-        (opts.sample is not None and opts.fraction is not None)
-        and "give either --sample or --fraction, not both",
-        (opts.fraction is not None and not 0 < opts.fraction <= 1)
-        and f"--fraction must be in (0, 1], got {opts.fraction:g}",
-        (opts.batch_api and opts.judge != "llm") and "--batch-api needs --judge llm",
+    langfuse_only = bool(opts.tags or opts.environment or opts.user)
+    rules = [
+        (
+            opts.source == "claude-code" and langfuse_only,
+            "--tag, --environment and --user only apply to --source langfuse",
+        ),
+        (
+            opts.source == "langfuse" and bool(opts.project),
+            "--project only applies to --source claude-code",
+        ),
+        (
+            opts.source == "langfuse" and opts.start is None,
+            "--from is required with --source langfuse",
+        ),
+        (
+            opts.sample is not None and opts.fraction is not None,
+            "give either --sample or --fraction, not both",
+        ),
+        (
+            opts.fraction is not None and not 0 < opts.fraction <= 1,
+            f"--fraction must be in (0, 1], got {opts.fraction}",
+        ),
+        (opts.batch_api and opts.judge != "llm", "--batch-api needs --judge llm"),
     ]
-    for problem in problems:
-        if problem:
-            raise usage_error(problem)
+    for broken, message in rules:
+        if broken:
+            raise usage_error(message)
 
 
 def not_started_text(summary: BackfillSummary, cost_cap: float | None) -> str:
