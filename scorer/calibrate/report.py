@@ -42,6 +42,8 @@ _STATS = [
     ("bal.acc", "balanced_accuracy"),
     ("bal.acc res.", "resolved_balanced_accuracy"),
 ]
+STATS = _STATS
+"""(header, field) of each statistic, in table order (the CLI's narrow tables use it)."""
 _NO_PLOTS = (
     "matplotlib could not be imported, so this report has tables only (pip install matplotlib)."
 )

@@ -6,6 +6,7 @@ Exit codes (documented in the README):
     2  usage error (typer/click)
     3  the judge could not score the session (unscored; reason printed)
     4  escalation: overall below `--escalate-below`
+    5  backfill left sessions unstarted (the `--max-cost` cap was reached)
   130  interrupted (Ctrl-C)
 Set SCORER_DEBUG=1 to re-raise with the traceback.
 """
@@ -13,6 +14,7 @@ Set SCORER_DEBUG=1 to re-raise with the traceback.
 from __future__ import annotations
 
 import functools
+import logging
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -29,10 +31,60 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_UNSCORED = 3
 EXIT_ESCALATE = 4
+EXIT_NOT_STARTED = 5
 EXIT_INTERRUPTED = 130
+
+EXIT_CODES = (
+    "[bold]Exit codes:[/] 0 ok · 1 error (bad input, credentials, API failure) · "
+    "2 usage error (a bad option or value) · 3 unscored · 4 escalation "
+    "(--escalate-below) · 5 sessions not started (backfill --max-cost) · 130 interrupted"
+)
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
+
+log = logging.getLogger("scorer")
+
+
+class _StderrHandler(logging.Handler):
+    """`note: …` / `warning: …` lines on stderr through the rich console."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        kind = {logging.INFO: "note", logging.WARNING: "warning"}.get(record.levelno)
+        kind = kind or record.levelname.lower()
+        style = {"warning": "yellow", "error": "red", "debug": "dim"}.get(kind, "")
+        text = escape(self.format(record))
+        err.print(f"[{style}]{kind}:[/] {text}" if style else f"{kind}: {text}", highlight=False)
+
+
+_handler = _StderrHandler()
+_quiet = False
+
+
+def set_verbosity(*, quiet: bool = False, verbose: int = 0) -> None:
+    """Log levels for this run: notes by default, `-q` only warnings and errors, `-v`
+    debug logs of ours, `-vv` also those of the HTTP libraries (anthropic, httpx)."""
+    global _quiet
+    _quiet = quiet
+    root = logging.getLogger()
+    for logger in (log, root):
+        if _handler in logger.handlers:
+            logger.removeHandler(_handler)
+    (root if verbose > 1 else log).addHandler(_handler)
+    log.setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
+    root.setLevel(logging.DEBUG if verbose > 1 else logging.WARNING)
+
+
+def is_quiet() -> bool:
+    """`-q` was given: no notes and no progress displays."""
+    return _quiet
+
+
+def note(message: str) -> None:
+    """A `note: …` line on stderr, unless `-q`."""
+    if not _quiet:
+        err.print(f"note: {escape(message)}", highlight=False)
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -15,19 +15,21 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from scorer._text import plural
 from scorer.cli._common import (
     EXIT_ERROR,
+    EXIT_NOT_STARTED,
     EffortOption,
     FallbackOption,
     effort_value,
     err,
     handle_errors,
+    is_quiet,
+    note,
     print_json,
 )
-from scorer.cli._validate import check_window, non_negative, unit_interval
+from scorer.cli._validate import check_window, non_negative, unit_interval, usage_error
 from scorer.cli.progress import BackfillBar
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
@@ -41,22 +43,64 @@ class BackfillSource(StrEnum):
 
 
 class BackfillJudge(StrEnum):
+    auto = "auto"
     llm = "llm"
     heuristic = "heuristic"
 
 
 def parse_when(value: str | None, flag: str) -> datetime | None:
-    """ISO date or datetime → aware UTC datetime (naive values are taken as UTC)."""
+    """ISO date or datetime → aware UTC datetime (naive values are taken as UTC).
+
+    Raises:
+        typer.Exit: Code 2 (a usage error, like any other bad option value).
+    """
     if value is None:
         return None
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise ConfigError(f"{flag} must be an ISO date or datetime, got {value!r}") from None
+        raise usage_error(f"{flag} must be an ISO date or datetime, got {value!r}") from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def render_summary(summary: BackfillSummary) -> None:
+def check_combination(opts: BackfillOptions) -> None:
+    """Options that do not go together are usage errors (exit 2), found before any work."""
+    langfuse_only = bool(opts.tags or opts.environment or opts.user)
+    rules = [
+        (
+            opts.source == "claude-code" and langfuse_only,
+            "--tag, --environment and --user only apply to --source langfuse",
+        ),
+        (
+            opts.source == "langfuse" and bool(opts.project),
+            "--project only applies to --source claude-code",
+        ),
+        (
+            opts.source == "langfuse" and opts.start is None,
+            "--from is required with --source langfuse",
+        ),
+        (
+            opts.sample is not None and opts.fraction is not None,
+            "give either --sample or --fraction, not both",
+        ),
+        (
+            opts.fraction is not None and not 0 < opts.fraction <= 1,
+            f"--fraction must be in (0, 1], got {opts.fraction}",
+        ),
+        (opts.batch_api and opts.judge != "llm", "--batch-api needs --judge llm"),
+    ]
+    for broken, message in rules:
+        if broken:
+            raise usage_error(message)
+
+
+def not_started_text(summary: BackfillSummary, cost_cap: float | None) -> str:
+    """`14 not started (cost cap)`; the cap is the only reason a finished run leaves any."""
+    n = summary.not_started
+    return f"{n} not started" + (" (cost cap)" if n and cost_cap is not None else "")
+
+
+def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> None:
     """The human summary on stderr."""
     s = summary
     if s.dry_run:
@@ -72,15 +116,15 @@ def render_summary(summary: BackfillSummary) -> None:
             f"[bold]backfill {s.run_key}[/]: {s.scored} scored, "
             + (f"{s.incomplete} incomplete in Langfuse, " if s.incomplete else "")
             + f"{s.skipped} skipped, "
-            f"{s.unscored} unscored, {s.failed} failed, {s.not_started} not started "
+            f"{s.unscored} unscored, {s.failed} failed, {not_started_text(s, cost_cap)} "
             f"(of {s.selected} selected, {s.discovered} found, {s.active} active) — "
             f"{s.input_tokens:,} in / {s.output_tokens:,} out tokens, ${s.cost_usd:.4f}, "
             f"{s.wall_seconds:.1f}s"
         )
     for f in s.failures:
         err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
-    for note in s.notes:
-        err.print(f"  [yellow]note[/] {escape(note)}", highlight=False)
+    for text in s.notes:
+        note(text)
     if s.verified or s.verify_error:
         err.print(
             f"  read back from Langfuse: {s.verified} session(s)"
@@ -169,7 +213,10 @@ def backfill_command(
     rescore: Annotated[
         bool, typer.Option("--rescore", help="Score again what is already scored.")
     ] = False,
-    judge: Annotated[BackfillJudge, typer.Option(help="llm or heuristic.")] = BackfillJudge.llm,
+    judge: Annotated[
+        BackfillJudge,
+        typer.Option(help="llm, heuristic, or auto (llm when ANTHROPIC_API_KEY is set)."),
+    ] = BackfillJudge.auto,
     model: Annotated[str | None, typer.Option(help="Judge model (default: SCORER_MODEL).")] = None,
     effort: EffortOption = None,
     fallback_model: FallbackOption = None,
@@ -216,8 +263,14 @@ def backfill_command(
     ] = 5,
 ) -> None:
     """Score every finished session in a window; re-run the same command to resume."""
+    from scorer.jobs.score import choose_judge
+
     window = parse_when(start, "--from"), parse_when(end, "--to")
     check_window(*window)
+    try:
+        shard_range = parse_shard(shard)
+    except ConfigError as exc:
+        raise usage_error(str(exc)) from None
     opts = BackfillOptions(
         source=source.value,
         start=window[0],
@@ -234,12 +287,12 @@ def backfill_command(
         max_cost=max_cost,
         dry_run=dry_run,
         rescore=rescore,
-        judge=judge.value,
+        judge=choose_judge(judge.value),
         model=model,
         effort=effort_value(effort),
         fallback_model=fallback_model,
         projects_root=projects_root,
-        shard=parse_shard(shard),
+        shard=shard_range,
         batch_api=batch_api,
         escalate_below=escalate_below,
         calibration_sample=calibration_sample,
@@ -249,24 +302,33 @@ def backfill_command(
         max_attempts=max_attempts,
         verify_sample=verify_sample,
     )
-    if batch_api and judge == BackfillJudge.heuristic:
-        raise ConfigError("--batch-api needs --judge llm")
-    show = progress and not as_json
+    check_combination(opts)
+    show = progress and not (as_json or is_quiet())
     with discovery_status(err, enabled=show and source == BackfillSource.langfuse):
         summary = run_backfill(opts, progress=BackfillBar if show else None)
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:
-        render_summary(summary)
+        render_summary(summary, max_cost)
     if (summary.failed or summary.incomplete) and not (summary.scored or summary.skipped):
         raise typer.Exit(EXIT_ERROR)
+    if summary.not_started and not dry_run:
+        why = (
+            f"the cost cap (--max-cost {max_cost:g}) was reached; raise it and " if max_cost else ""
+        )
+        err.print(
+            f"[yellow]{plural(summary.not_started, 'session')} not started:[/] "
+            f"{why}run the same command to go on",
+            highlight=False,
+        )
+        raise typer.Exit(EXIT_NOT_STARTED)
 
 
 def main() -> None:
     """Console-script entry point for `score-backfill`."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    app.command(help=backfill_command.__doc__)(backfill_command)
-    app()
+    from scorer.cli._conventions import entry_point
+
+    entry_point(backfill_command, "score-backfill")
 
 
 if __name__ == "__main__":

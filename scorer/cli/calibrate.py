@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -16,6 +17,7 @@ from scorer.cli._common import (
     effort_value,
     err,
     handle_errors,
+    note,
     out,
     print_json,
 )
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
 
 class JudgeFilter(StrEnum):
+    auto = "auto"
     all = "all"
     heuristic = "heuristic"
     llm = "llm"
@@ -37,14 +40,35 @@ class ReportFormat(StrEnum):
     html = "html"
 
 
+def labels_from_stdin() -> list:
+    """Ground-truth labels piped in: JSONL when the first line is an object, else CSV."""
+    import tempfile
+
+    from scorer.calibrate.ground_truth import load_file
+
+    text = sys.stdin.read()
+    suffix = ".jsonl" if text.lstrip().startswith("{") else ".csv"
+    with tempfile.TemporaryDirectory(prefix="scorer-labels-") as folder:
+        path = Path(folder) / f"stdin{suffix}"
+        path.write_text(text, encoding="utf-8")
+        return load_file(path)
+
+
 @handle_errors
 def calibrate_command(
     ground_truth: Annotated[
-        str, typer.Option(help="langfuse | terminal-bench[:PATH] | a CSV/JSONL file.")
+        str,
+        typer.Option(
+            help="langfuse | terminal-bench[:PATH] | a CSV/JSONL file (- reads standard input)."
+        ),
     ] = "terminal-bench",
-    judge: Annotated[JudgeFilter, typer.Option(help="Which stored judge scores to compare.")] = (
-        JudgeFilter.all
-    ),
+    judge: Annotated[
+        JudgeFilter,
+        typer.Option(
+            help="Which judge to compare: auto (llm when ANTHROPIC_API_KEY is set, else "
+            "heuristic), llm, heuristic, or all stored scores."
+        ),
+    ] = JudgeFilter.auto,
     model: Annotated[str | None, typer.Option(help="Only scores from this judge model.")] = None,
     since: Annotated[datetime | None, typer.Option(help="Only scores/labels since (ISO).")] = None,
     score_missing: Annotated[
@@ -71,12 +95,19 @@ def calibrate_command(
     fallback_model: FallbackOption = None,
 ) -> None:
     """Compare stored judge scores with ground truth; print a table, write a report."""
-    from scorer.calibrate import render_table, write_report
+    from scorer.calibrate import write_report
+    from scorer.cli.tables import calibration_view
     from scorer.jobs.calibrate import load_ground_truth, run_calibration
     from scorer.jobs.calibrate_fill import FillOptions
+    from scorer.jobs.score import choose_judge
 
-    labels = load_ground_truth(ground_truth, since=since)
-    err.print(f"{plural(len(labels), 'ground-truth label')} from {ground_truth}")
+    if ground_truth == "-":
+        labels = labels_from_stdin()
+    else:
+        labels = load_ground_truth(ground_truth, since=since)
+    note(f"{plural(len(labels), 'ground-truth label')} from {ground_truth}")
+    if judge == JudgeFilter.auto:
+        judge = JudgeFilter(choose_judge("auto"))
     kinds = ["heuristic"] if judge != JudgeFilter.llm else []
     if judge != JudgeFilter.heuristic and (score_missing or get_settings().anthropic_configured):
         kinds.append("llm")
@@ -88,12 +119,18 @@ def calibrate_command(
                 concurrency=concurrency, max_cost=max_cost if kind == "llm" else None,
             )  # fmt: skip
             _fill_and_report(labels, opts)
-    result = run_calibration(labels, judge=judge.value, model=model, n_boot=n_boot, since=since)
+    result = run_calibration(
+        labels,
+        judge=judge.value,  # type: ignore[arg-type]  # never "auto" here: resolved above
+        model=model,
+        n_boot=n_boot,
+        since=since,
+    )
     report = write_report(result, out_dir, fmt=fmt.value)
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
-        out.print(render_table(result))
+        out.print(calibration_view(result, out))
     err.print(f"report: {report}")
 
 
@@ -107,14 +144,14 @@ def _fill_and_report(labels: list, opts: FillOptions) -> None:
     judged = done.scored + done.unscored
     if judged:
         cost = f" (${done.cost_usd:.4f})" if opts.judge == "llm" else ""
-        err.print(f"scored {judged} sessions with the {opts.judge} judge{cost}")
+        note(f"scored {plural(judged, 'session')} with the {opts.judge} judge{cost}")
     if done.reused:
-        err.print(f"reused {done.reused} {opts.judge} scorecards already in the store")
+        note(f"reused {plural(done.reused, opts.judge + ' scorecard')} already in the store")
     if done.unscored:
-        err.print(f"{done.unscored} sessions unscored (see `scorer scores list`)")
+        err.print(f"{plural(done.unscored, 'session')} unscored (see `scorer scores list`)")
     if done.not_started:
         err.print(
-            f"[yellow]--max-cost reached:[/] {done.not_started} sessions not started; "
+            f"[yellow]--max-cost reached:[/] {plural(done.not_started, 'session')} not started; "
             "run the same command again to continue"
         )
     for sid, reason in done.failed[:5]:
@@ -125,6 +162,6 @@ def _fill_and_report(labels: list, opts: FillOptions) -> None:
 
 def main() -> None:
     """Console-script entry point for `score-calibrate`."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    app.command()(calibrate_command)
-    app()
+    from scorer.cli._conventions import entry_point
+
+    entry_point(calibrate_command, "score-calibrate")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import typer
 
+from scorer.cli._conventions import CONTEXT, ScorerGroup
 from scorer.cli.session import score_session_command
 
 app = typer.Typer(
-    add_completion=False,
+    cls=ScorerGroup,
+    context_settings=CONTEXT,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Score coding-agent sessions: six dimensions + weighted overall, with evidence.",
@@ -36,4 +38,4 @@ _register()
 
 def main() -> None:
     """Console-script entry point for `scorer`."""
-    app()
+    app(prog_name="scorer")

@@ -1,27 +1,69 @@
-"""The backfill progress bar: a rich bar on stderr with ETA and running cost.
+"""Progress displays on stderr: the backfill bar and `score-session`'s stage spinner.
 
-The run loop (`jobs.backfill.run_backfill`) only knows the `Tracker` protocol; this is the
-CLI's implementation, passed as `progress=BackfillBar`.
+The run loop (`jobs.backfill.run_backfill`) only knows the `Tracker` protocol; `BackfillBar`
+is the CLI's implementation, passed as `progress=BackfillBar`. The spinner listens to
+`scorer.stages` reports. Both draw only on a terminal (rich also honours
+`TTY_COMPATIBLE=1` / `FORCE_COLOR=1` to force one), never on a pipe.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from scorer.jobs.run_state import SessionResult
+from scorer.stages import Stage, StageListener
+
+STAGE_TEXT = {
+    "fetch": "fetching the session",
+    "prepare": "redacting, rendering and chunking",
+    "judge": "judging",
+    "chunk": "chunk notes",
+    "final": "final scoring call",
+    "store": "saving to the local store",
+}
 
 
-def cost_progress() -> Progress:
-    """A rich progress on stderr: description, bar, done/total, ETA, running cost."""
+def stage_text(stage: Stage) -> str:
+    """`chunk notes 2/5`, `final scoring call`, ... for the spinner."""
+    text = STAGE_TEXT.get(stage.name, stage.name)
+    return text if stage.total is None else f"{text} {stage.done}/{stage.total}"
+
+
+@contextmanager
+def stage_spinner(console: Console, label: str, *, enabled: bool) -> Iterator[StageListener | None]:
+    """A spinner showing the scoring stage; yields the listener for `score_session`.
+
+    Yields None (draws nothing) when disabled or when `console` is not a terminal.
+    """
+    if not (enabled and console.is_terminal):
+        yield None
+        return
+    status = console.status(f"{label}…", spinner="dots")
+
+    def show(stage: Stage) -> None:
+        status.update(f"{label}: {stage_text(stage)}…")
+
+    status.start()
+    try:
+        yield show
+    finally:
+        status.stop()
+
+
+def cost_progress(*extra: TextColumn) -> Progress:
+    """A rich progress on stderr: description, bar, done/total, ETA, running cost (+ extra)."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
         TextColumn("{task.fields[cost]}"),
+        *extra,
         console=Console(stderr=True),
         transient=False,
     )
@@ -58,17 +100,24 @@ class BackfillBar:
     def __init__(self, total: int, dry_run: bool) -> None:
         self.total, self.dry_run = total, dry_run
         self.cost = 0.0
+        self.not_started = 0
         self._progress: Any = None
 
     def __enter__(self) -> BackfillBar:
-        self._progress = cost_progress()
+        self._progress = cost_progress(TextColumn("[yellow]{task.fields[skipped]}"))
         self._progress.start()
         label = "estimating" if self.dry_run else "scoring"
-        self._task = self._progress.add_task(label, total=self.total, cost="$0.0000")
+        self._task = self._progress.add_task(label, total=self.total, cost="$0.0000", skipped="")
         return self
 
     def advance(self, result: SessionResult) -> None:
-        """Count one finished session and add its cost."""
+        """Count one finished session and add its cost; a session left unstarted (cost
+        cap, Ctrl-C) is counted apart, so the bar never shows it as done."""
+        if result.outcome == "not_started":
+            self.not_started += 1
+            why = "cost cap" if result.reason == "cost cap reached" else "stopped"
+            self._progress.update(self._task, skipped=f"{self.not_started} not started ({why})")
+            return
         self.cost += result.cost_usd
         prefix = "est. " if self.dry_run else ""
         self._progress.update(self._task, advance=1, cost=f"{prefix}${self.cost:.4f}")

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from scorer._text import plural
 from scorer.cli._common import (
@@ -30,46 +29,18 @@ from scorer.cli._filters import (
     Until,
     run_filter,
 )
+from scorer.cli._validate import usage_error
+from scorer.cli.tables import runs_table
 from scorer.cli.views import scorecard_view
 from scorer.errors import SourceError
 from scorer.models import Scorecard
-from scorer.sinks.store import RunSummary, ScoreStore
+from scorer.sinks.store import ScoreStore
 
 app = typer.Typer(
     help="Browse stored scores (the local SQLite store under $SCORER_HOME); push them to Langfuse.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-def runs_table(runs: list[RunSummary]) -> Table:
-    """One row per stored run (pure: builds the table, never prints)."""
-    table = Table(title=f"{plural(len(runs), 'stored run')}", header_style="bold")
-    for col in (
-        "session",
-        "judge",
-        "model",
-        "overall",
-        "goal",
-        "recommendation",
-        "cost",
-        "created",
-    ):
-        table.add_column(col, justify="right" if col in ("overall", "cost") else "left")
-    for r in runs:
-        overall = f"{r.overall:.2f}" if r.overall is not None else f"[red]{r.status}[/]"
-        table.add_row(
-            r.session_id,
-            r.judge,
-            r.model or "-",
-            overall,
-            r.goal or "-",
-            r.recommendation or "-",
-            f"${r.cost_usd:.4f}",
-            r.created_at.strftime("%Y-%m-%d %H:%M"),
-        )
-    return table
 
 
 @app.command("list")
@@ -86,7 +57,7 @@ def list_command(
     if as_json:
         print_json([r.model_dump(mode="json") for r in runs])
     else:
-        out.print(runs_table(runs))
+        out.print(runs_table(runs, out))
 
 
 def resolve_session(store: ScoreStore, session: str) -> str:
@@ -199,7 +170,7 @@ def export_command(
         all_runs=all_runs,
     )
     if output is None and fmt == Format.parquet:
-        raise fail("parquet is binary: give --output FILE")
+        raise usage_error("parquet is binary: give --output FILE")
     with ScoreStore() as store:
         runs = store.runs(where)
     if output is None:

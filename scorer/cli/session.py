@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import tempfile
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -20,11 +22,12 @@ from scorer.cli._common import (
     err,
     fail,
     handle_errors,
+    is_quiet,
+    note,
     out,
     print_json,
 )
-from scorer.cli._validate import non_negative, positive, unit_interval
-from scorer.errors import ConfigError
+from scorer.cli._validate import non_negative, positive, unit_interval, usage_error
 
 if TYPE_CHECKING:  # imported where used, so `--help` starts fast
     from scorer.models import Scorecard, Session
@@ -116,11 +119,25 @@ def _warn_input(session: Session) -> None:
 
 
 def read_task(prompt: str | None, prompt_file: Path | None) -> str | None:
+    """The task from `--prompt`, or `--prompt-file` (`-`: standard input).
+
+    Raises:
+        typer.Exit: Code 2 when both are given.
+    """
     if prompt and prompt_file:
-        raise ConfigError("give either --prompt or --prompt-file, not both")
+        raise usage_error("give either --prompt or --prompt-file, not both")
+    if prompt_file is not None and str(prompt_file) == "-":
+        return sys.stdin.read()
     if prompt_file:
         return prompt_file.read_text(encoding="utf-8")
     return prompt
+
+
+def stdin_file(folder: str) -> str:
+    """Standard input saved as `<folder>/stdin`, so the format is sniffed as for a file."""
+    path = Path(folder) / "stdin"
+    path.write_bytes(sys.stdin.buffer.read())
+    return str(path)
 
 
 def dry_run_payload(prepared: Prepared) -> dict:
@@ -151,7 +168,10 @@ def scorecard_payload(card: Scorecard) -> dict:
 def score_session_command(
     arg: Annotated[
         str,
-        typer.Argument(help="Transcript, pane capture or .cast path; session id; or tmux session."),
+        typer.Argument(
+            help="Transcript, pane capture or .cast path (- reads standard input); "
+            "session id; or tmux session."
+        ),
     ],
     source: Annotated[
         SourceName, typer.Option(help="Where to read the session.")
@@ -178,7 +198,9 @@ def score_session_command(
         typer.Option(help="Claude projects root for ids."),
     ] = None,
     prompt: Annotated[str | None, typer.Option(help="The task, when the source lacks it.")] = None,
-    prompt_file: Annotated[Path | None, typer.Option(help="Read the task from a file.")] = None,
+    prompt_file: Annotated[
+        Path | None, typer.Option(help="Read the task from a file (- reads standard input).")
+    ] = None,
     store: Annotated[bool, typer.Option(help="Save to the local score store.")] = True,
     push: Annotated[
         bool | None, typer.Option(help="Write scores to Langfuse (default: when read from it).")
@@ -207,6 +229,13 @@ def score_session_command(
     ] = None,
 ) -> None:
     """Score one coding-agent session on six dimensions plus a weighted overall."""
+    if arg == "-" and prompt_file is not None and str(prompt_file) == "-":
+        raise usage_error("standard input can feed the transcript or --prompt-file, not both")
+    shown = "standard input" if arg == "-" else arg
+    stdin_dir = None  # removed (with the copy of stdin) when the command returns
+    if arg == "-":
+        stdin_dir = tempfile.TemporaryDirectory(prefix="scorer-stdin-")
+        arg = stdin_file(stdin_dir.name)
     from scorer.cli.views import scorecard_view
     from scorer.jobs.score import score_session
     from scorer.sources import SourceOptions, resolve
@@ -237,19 +266,30 @@ def score_session_command(
             estimate=estimate,
         )  # fmt: skip
         return
-    prepared, card = score_session(
-        src, judge=judge.value, model=model, task=task, budget=budget, overlap=overlap,
-        store=store, effort=effort_value(effort), fallback_model=fallback_model,
-    )  # fmt: skip
+    from scorer.cli.progress import stage_spinner
+
+    with stage_spinner(err, f"scoring {shown}", enabled=not (as_json or is_quiet())) as on_stage:
+        prepared, card = score_session(
+            src,
+            judge=judge.value,
+            model=model,
+            task=task,
+            budget=budget,
+            overlap=overlap,
+            store=store,
+            effort=effort_value(effort),
+            fallback_model=fallback_model,
+            on_stage=on_stage,
+        )
     session = prepared.session
     _warn_input(session)
     if session.extra.get("from_cache"):
-        err.print(f"note: tmux session {arg!r} has ended; scored its last cached capture")
+        note(f"tmux session {arg!r} has ended; scored its last cached capture")
     if source == SourceName.tmux and repo is not None:
         from scorer.jobs.resume import save_evaluation
 
         if save_evaluation(repo, prepared, card) is None:
-            err.print(f"note: {repo} is not a git repository; no evaluation saved in it")
+            note(f"{repo} is not a git repository; no evaluation saved in it")
 
     if as_json:
         print_json(scorecard_payload(card))
@@ -290,6 +330,6 @@ def _push(card: Scorecard, target: PushTarget) -> None:
 
 def main() -> None:
     """Console-script entry point for `score-session`."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    app.command()(score_session_command)
-    app()
+    from scorer.cli._conventions import entry_point
+
+    entry_point(score_session_command, "score-session")

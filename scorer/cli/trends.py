@@ -44,17 +44,39 @@ def _cell(stat: DimensionStat | None) -> str:
     return f"[bold]{stat.mean:.2f}[/]\n[dim]{stat.low:.2f}–{stat.high:.2f}[/]"
 
 
-def trends_tables(trends: Trends) -> Group:
-    """Means table (one row per period) and lowest-sessions table (pure)."""
-    level = f"{trends.confidence:.0%}"
-    means = Table(
-        title=f"mean per {trends.by} ({trends.scale} scale) and {level} t interval",
-        header_style="bold",
+def trends_tables(trends: Trends, width: int = 200) -> Group:
+    """Means tables (one row per period) and the lowest-sessions table (pure).
+
+    All seven means fit one table from about 100 columns; below that they are split
+    over as many tables as it takes, so no interval is cut (80 columns: 5 + 2).
+    """
+    per_table = max(1, (width - _FIXED_WIDTH) // _SCORE_WIDTH)
+    names = list(TREND_SCORES)
+    parts = [names[i : i + per_table] for i in range(0, len(names), per_table)]
+    return Group(
+        *(_means(trends, part, first=i == 0) for i, part in enumerate(parts)), _lowest(trends)
     )
+
+
+_FIXED_WIDTH = 17  # the period and n columns, and the outer borders
+_SCORE_WIDTH = 12  # `0.64–0.71` plus padding and a border
+
+
+def _means(trends: Trends, names: list[str], *, first: bool) -> Table:
+    level = f"{trends.confidence:.0%}"
+    title = f"mean per {trends.by} ({trends.scale} scale) and {level} t interval"
+    means = Table(title=title if first else None, header_style="bold")
     means.add_column(trends.by, no_wrap=True)
     means.add_column("n", justify="right")
-    for name in TREND_SCORES:
+    for name in names:
         means.add_column(SHORT_NAMES.get(name, name), justify="right", min_width=9)
+    for period in trends.periods:
+        cells = [_cell(period.stats.get(n)) for n in names]
+        means.add_row(period.label, str(period.n_sessions), *cells)
+    return means
+
+
+def _lowest(trends: Trends) -> Table:
     lowest = Table(title=f"lowest overall per {trends.by}", header_style="bold")
     for col in (trends.by, "overall", "goal", "recommendation", "project", "session"):
         lowest.add_column(
@@ -64,8 +86,6 @@ def trends_tables(trends: Trends) -> Group:
             overflow="fold",
         )
     for period in trends.periods:
-        cells = [_cell(period.stats.get(n)) for n in TREND_SCORES]
-        means.add_row(period.label, str(period.n_sessions), *cells)
         for low in period.lowest:
             lowest.add_row(
                 period.label,
@@ -75,7 +95,7 @@ def trends_tables(trends: Trends) -> Group:
                 low.project or "-",
                 low.session_id,
             )
-    return Group(means, lowest)
+    return lowest
 
 
 @handle_errors
@@ -115,4 +135,4 @@ def trends_command(
     if not trends.periods:
         err.print("no scored sessions match (see `scorer scores list`)")
         return
-    out.print(trends_tables(trends))
+    out.print(trends_tables(trends, out.width))

@@ -6,7 +6,7 @@ decides which judge runs.
 
 from __future__ import annotations
 
-import sys
+import logging
 from typing import Any, Literal
 
 from scorer.judge.base import JudgeKind, make_judge
@@ -15,8 +15,11 @@ from scorer.models import Scorecard, SessionInfo, TimelineEvent
 from scorer.prepare import Prepared, prepare
 from scorer.settings import get_settings
 from scorer.sources.base import SessionSource
+from scorer.stages import StageListener, report_stage, watch_stages
 
 JudgeChoice = Literal["auto", "llm", "heuristic"]
+
+log = logging.getLogger(__name__)
 
 
 def choose_judge(choice: JudgeChoice) -> Literal["llm", "heuristic"]:
@@ -25,10 +28,9 @@ def choose_judge(choice: JudgeChoice) -> Literal["llm", "heuristic"]:
         return choice
     if get_settings().anthropic_configured:
         return "llm"
-    print(
-        "note: ANTHROPIC_API_KEY is not set: using the offline heuristic judge "
-        "(scores are stored as judge=heuristic).",
-        file=sys.stderr,
+    log.info(  # the CLI shows it as a note (not with -q)
+        "ANTHROPIC_API_KEY is not set: using the offline heuristic judge "
+        "(scores are stored as judge=heuristic)."
     )
     return "heuristic"
 
@@ -77,8 +79,10 @@ def judge_and_store(
     fallback_model: str | None = None,
 ) -> Scorecard:
     """Judge a prepared session, stamp provenance, and publish it to the local store."""
+    kind = choose_judge(judge)
+    report_stage("judge")
     card = judge_prepared(
-        prepared, choose_judge(judge), model=model, client=client, effort=effort,
+        prepared, kind, model=model, client=client, effort=effort,
         fallback_model=fallback_model,
     )  # fmt: skip
     card.meta.setdefault("redactions", prepared.redactions.total)
@@ -88,6 +92,7 @@ def judge_and_store(
         from scorer.sinks.base import publish
         from scorer.sinks.store import ScoreStore
 
+        report_stage("store")
         with ScoreStore() as db:
             publish(card, [db])
     return card
@@ -105,6 +110,7 @@ def score_session(
     client: Any = None,
     effort: str | None = None,
     fallback_model: str | None = None,
+    on_stage: StageListener | None = None,
 ) -> tuple[Prepared, Scorecard]:
     """Score one session: load, redact, render, chunk, judge, and save it locally.
 
@@ -130,6 +136,8 @@ def score_session(
         effort: The LLM judge's `output_config.effort` (default `SCORER_EFFORT`, medium).
         fallback_model: Where a refused request is retried (default
             `SCORER_FALLBACK_MODEL`, claude-sonnet-4-6).
+        on_stage: Called with each `scorer.stages.Stage` reached: `fetch`, `prepare`,
+            `judge`, then for a chunked session `chunk i/n` and `final`, and `store`.
 
     Returns:
         The prepared (redacted, chunked) session and its scorecard. A session the judge
@@ -142,12 +150,15 @@ def score_session(
         JudgeError: The judge API failed after retries (429/529/5xx/network) or rejected
             the request.
     """
-    session = source.load()
-    if task and not session.task:
-        session.task = task
-    prepared = prepare(session, budget=budget, overlap=overlap)
-    card = judge_and_store(
-        prepared, judge=judge, model=model, store=store, client=client, effort=effort,
-        fallback_model=fallback_model,
-    )  # fmt: skip
+    with watch_stages(on_stage):
+        report_stage("fetch")
+        session = source.load()
+        if task and not session.task:
+            session.task = task
+        report_stage("prepare")
+        prepared = prepare(session, budget=budget, overlap=overlap)
+        card = judge_and_store(
+            prepared, judge=judge, model=model, store=store, client=client, effort=effort,
+            fallback_model=fallback_model,
+        )  # fmt: skip
     return prepared, card

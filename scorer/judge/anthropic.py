@@ -60,6 +60,7 @@ from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, sco
 from scorer.models import Chunk, JudgeUsage, Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
 from scorer.settings import get_settings
+from scorer.stages import counted_stage, report_stage
 
 __all__ = [
     "AnthropicJudge",
@@ -402,6 +403,7 @@ class AnthropicJudge:
             notes = self._all_notes(settler, self.notes_requests(header, chunks))
             meta["chunk_notes"] = [n.model_dump() for n in notes]
             final = self.final_request(header, notes, chunks[-1])
+            report_stage("final")
             return settler.call(final, self._reply_model, "score")
         except anthropic.APIError as e:
             raise api_failure(e, self.context_window) from e
@@ -413,7 +415,7 @@ class AnthropicJudge:
 
         workers = min(self.max_concurrency, len(requests))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-notes") as pool:
-            return list(pool.map(one, enumerate(requests)))
+            return list(pool.map(counted_stage("chunk", one, len(requests)), enumerate(requests)))
 
     def api_failure(self, e: anthropic.APIError) -> Exception:
         """The typed error an API error after retries turns into (`client.api_failure`)."""

@@ -128,7 +128,7 @@ def test_cli_json_end_to_end(projects, judge_env):
     data = json.loads(res.stdout.strip().splitlines()[-1])
     assert data["scored"] == 3 and data["selected"] == 3 and data["cost_usd"] > 0
     bad = CliRunner().invoke(app, ["--projects-root", str(root), "--tag", "x"])
-    assert bad.exit_code == 1 and "only apply to --source langfuse" in bad.output
+    assert bad.exit_code == 2 and "only apply to --source langfuse" in bad.output  # usage
 
 
 def test_api_outage_is_failed_and_retried_next_run_up_to_max_attempts(tmp_path, judge_env):

@@ -69,7 +69,7 @@ def test_parquet_round_trips_with_types(clean_env, tmp_path: Path) -> None:
 def test_parquet_needs_output_and_pyarrow(clean_env, tmp_path: Path, monkeypatch) -> None:
     fill_store()
     result = runner.invoke(app, ["scores", "export", "-f", "parquet"])
-    assert result.exit_code == 1 and "give --output FILE" in result.stderr
+    assert result.exit_code == 2 and "give --output FILE" in result.stderr
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import fails as if not installed
     out = tmp_path / "x.parquet"
     result = runner.invoke(app, ["scores", "export", "-f", "parquet", "-o", str(out)])

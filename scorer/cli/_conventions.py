@@ -1,0 +1,148 @@
+"""What every command has: `-h`, `--version`, `-q`/`-v`, an example and the exit codes.
+
+Typer builds the click commands; `ScorerGroup` (the `scorer` umbrella) and `ScorerCommand`
+(the single-command entry points) add the shared options to themselves and to every
+command below them, and fill each command's epilog with its example and the exit-code
+table. Shell completion is typer's (`--install-completion`, `--show-completion`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from scorer.cli._common import EXIT_CODES, set_verbosity
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+EXAMPLES = {
+    "scorer": "scorer session examples/demo-session.jsonl · scorer scores list · scorer view",
+    "score-session": "score-session examples/demo-session.jsonl --judge heuristic\n"
+    "cat run.jsonl | score-session - --prompt-file task.md --json",
+    "session": "scorer session examples/demo-session.jsonl --dry-run",
+    "score-backfill": "score-backfill --from 2026-11-01 --to 2026-11-22 --max-cost 20",
+    "backfill": "scorer backfill --source langfuse --from 2026-11-01 --dry-run",
+    "score-calibrate": "score-calibrate --ground-truth terminal-bench --judge heuristic",
+    "calibrate": "scorer calibrate --ground-truth labels.csv --format html",
+    "scores": "scorer scores list --limit 20",
+    "list": "scorer scores list --limit 20 --judge llm",
+    "show": "scorer scores show 0d3e5f1a --json",
+    "push": "scorer scores push --dry-run",
+    "verify": "scorer scores verify --since 2026-11-01",
+    "export": "scorer scores export --format csv -o scores.csv --since 2026-11-01",
+    "configs": "scorer configs sync --dry-run",
+    "sync": "scorer configs sync --dry-run",
+    "resume-prompt": "scorer resume-prompt ~/src/project",
+    "assess": "scorer assess ~/src/project --json",
+    "view": "scorer view -o scores.html --since 2026-11-01",
+    "trends": "scorer trends --by week --project spotter",
+    "schema": "scorer schema > scorecard.schema.json",
+}
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from scorer._version import package_version
+
+        typer.echo(f"session-scorer {package_version()}")
+        raise typer.Exit()
+
+
+def _quiet(ctx: typer.Context, value: bool) -> bool:
+    ctx.meta["scorer_quiet"] = value or ctx.meta.get("scorer_quiet", False)
+    return value
+
+
+def _verbose(ctx: typer.Context, value: int) -> int:
+    quiet = ctx.meta.get("scorer_quiet", False)
+    level = max(value, ctx.meta.get("scorer_verbose", 0))
+    ctx.meta["scorer_verbose"] = level
+    set_verbosity(quiet=quiet and not level, verbose=level)
+    return value
+
+
+def _shared_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_show_version,
+            is_eager=True,
+            expose_value=False,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "-q",
+            "--quiet",
+            callback=_quiet,
+            is_eager=True,
+            expose_value=False,
+            help="Only errors and warnings on stderr: no notes, no progress.",
+        ),
+    ] = False,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "-v",
+            "--verbose",
+            count=True,
+            callback=_verbose,
+            expose_value=False,
+            help="More on stderr: -v debug logs, -vv also the HTTP libraries'.",
+        ),
+    ] = 0,
+) -> None:
+    """A signature typer turns into the shared click options (never called)."""
+
+
+def _params(*, version: bool) -> list[Any]:
+    holder = typer.Typer(add_completion=False)
+    holder.command()(_shared_options)
+    params = list(typer.main.get_command(holder).params)
+    return [p for p in params if version or p.name != "version"]
+
+
+def _epilog(name: str | None, existing: str | None) -> str:
+    example = EXAMPLES.get(name or "")
+    parts = [existing] if existing else []
+    if example:
+        parts.append("[bold]Example:[/]\n" + example)
+    parts.append(EXIT_CODES)
+    return "\n\n".join(parts)
+
+
+def _adopt(cmd: Any, *, root: bool) -> None:
+    """Add the shared options and the epilog to `cmd` and every command below it."""
+    cmd.params.extend(_params(version=root))
+    cmd.epilog = _epilog(cmd.name, cmd.epilog)
+    for sub in getattr(cmd, "commands", {}).values():
+        _adopt(sub, root=False)
+
+
+class ScorerGroup(TyperGroup):
+    """The `scorer` umbrella: conventions for itself and every sub-command."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["name"] = kwargs.get("name") or "scorer"
+        super().__init__(**kwargs)
+        _adopt(self, root=True)
+
+
+class ScorerCommand(TyperCommand):
+    """A single-command entry point (`score-session`, ...): the same conventions."""
+
+    def __init__(self, name: str | None, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        _adopt(self, root=True)
+
+
+def entry_point(command: Any, name: str) -> None:
+    """Run `command` as the console script `name` (help, version, completion, -q/-v)."""
+    app = typer.Typer(context_settings=CONTEXT, pretty_exceptions_enable=False)
+    app.command(name, cls=ScorerCommand, help=command.__doc__)(command)
+    app(prog_name=name)

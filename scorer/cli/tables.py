@@ -1,0 +1,152 @@
+"""Tables that stay readable at 80 columns (piped output, CI logs).
+
+Rich squeezes a table that is too wide by cutting cells to `he…`. These tables never
+cut ids, dates or numbers: below `NARROW` columns, or when the wide layout does not fit
+the console, they stack instead (two lines per cell, or one table per group, each
+holding half the columns). Pure: they build renderables, never print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+
+from scorer._text import plural
+
+if TYPE_CHECKING:
+    from scorer.calibrate.stats import CalibrationResult, DimensionAgreement
+    from scorer.sinks.store import RunSummary
+
+NARROW = 100
+"""Below this many columns the tables use their stacked layout."""
+
+ID_PREFIX = 8
+
+
+def short_ids(ids: Iterable[str], min_len: int = ID_PREFIX) -> dict[str, str]:
+    """Each id's shortest prefix of at least `min_len` characters that no other id shares.
+
+    Ids barely longer than the prefix are kept whole; `scorer scores show` takes any
+    unique prefix, so a shortened id can be typed back.
+    """
+    unique = sorted(set(ids))
+    short: dict[str, str] = {}
+    for i, sid in enumerate(unique):
+        neighbours = unique[max(0, i - 1) : i] + unique[i + 1 : i + 2]
+        common = max((_common_prefix(sid, n) for n in neighbours), default=0)
+        size = max(min_len, common + 1)
+        short[sid] = sid if size + 2 >= len(sid) else sid[:size]
+    return short
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def runs_table(runs: list[RunSummary], console: Console | None = None) -> Table:
+    """One row per stored run: full ids in one wide table when it fits `console` (None:
+    always), else id prefixes with the project, and two lines per cell."""
+    wide = _wide_runs(runs)
+    if console is None or _fits(wide, console):
+        return wide
+    ids = short_ids(r.session_id for r in runs)
+    table = Table(title=plural(len(runs), "stored run"), header_style="bold", box=box.SIMPLE_HEAD)
+    table.add_column("session\nproject", max_width=24, overflow="fold")
+    table.add_column("judge\nmodel", no_wrap=True)
+    table.add_column("overall", justify="right", no_wrap=True)
+    table.add_column("goal\nrecommendation", no_wrap=True)
+    table.add_column("cost", justify="right", no_wrap=True)
+    table.add_column("created (UTC)", no_wrap=True)
+    for r in runs:
+        table.add_row(
+            f"{ids[r.session_id]}\n[dim]{r.session.project or '-'}[/]",
+            f"{r.judge}\n[dim]{_model(r.model)}[/]",
+            _overall(r),
+            f"{r.goal or '-'}\n[dim]{r.recommendation or '-'}[/]",
+            f"${r.cost_usd:.4f}",
+            f"{r.created_at:%Y-%m-%d}\n{r.created_at:%H:%M}",
+        )
+    return table
+
+
+def _wide_runs(runs: list[RunSummary]) -> Table:
+    table = Table(title=plural(len(runs), "stored run"), header_style="bold")
+    for col in ("session", "project", "judge", "model", "overall", "goal", "recommendation"):
+        table.add_column(col, justify="right" if col == "overall" else "left")
+    table.add_column("cost", justify="right")
+    table.add_column("created (UTC)", no_wrap=True)
+    for r in runs:
+        table.add_row(
+            r.session_id,
+            r.session.project or "-",
+            r.judge,
+            r.model or "-",
+            _overall(r),
+            r.goal or "-",
+            r.recommendation or "-",
+            f"${r.cost_usd:.4f}",
+            r.created_at.strftime("%Y-%m-%d %H:%M"),
+        )
+    return table
+
+
+def _fits(table: Table, console: Console) -> bool:
+    unbounded = console.options.update_width(10_000)  # else the measure is capped at width
+    return console.width >= NARROW and console.measure(table, options=unbounded).maximum <= (
+        console.width
+    )
+
+
+def _overall(r: RunSummary) -> str:
+    return f"{r.overall:.2f}" if r.overall is not None else f"[red]{r.status}[/]"
+
+
+def _model(model: str | None) -> str:
+    """`sonnet-5-5` for `claude-sonnet-5-5`: the vendor prefix says nothing here."""
+    return (model or "-").removeprefix("claude-")
+
+
+def calibration_view(result: CalibrationResult, console: Console) -> RenderableType:
+    """The calibration table: one wide table when it fits `console`, else per judge group
+    two tables of six statistics each (fits 80 columns), the group as their title."""
+    from scorer.calibrate import render_table
+
+    wide = render_table(result)
+    if _fits(wide, console):
+        return wide
+    from scorer.calibrate.report import STATS
+
+    halves = [STATS[:6], STATS[6:]]
+    groups: dict[str, list[DimensionAgreement]] = {}
+    for a in result.agreements:
+        groups.setdefault(_group(a), []).append(a)
+    parts: list[RenderableType] = [f"[bold]Calibration (rubric {result.rubric_version})[/]"]
+    for name, rows in groups.items():
+        for stats in halves:
+            parts.append(_stat_table(name, rows, stats))
+    return Group(*parts)
+
+
+def _group(a: DimensionAgreement) -> str:
+    from scorer.calibrate.report import group_name
+
+    return group_name(a)
+
+
+def _stat_table(name: str, rows: list[DimensionAgreement], stats: list[tuple[str, str]]) -> Table:
+    from scorer.calibrate.report import format_stat
+
+    table = Table(title=name, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD)
+    table.add_column("dimension", no_wrap=True)
+    for header, _ in stats:
+        table.add_column(header.replace(" ", "\n"), justify="right", no_wrap=True)
+    for a in rows:
+        table.add_row(a.dimension, *(format_stat(getattr(a, field)) for _, field in stats))
+    return table

@@ -1,0 +1,169 @@
+"""CLI conventions on every entry point and command: -h, --version, completion, an example
+and the exit codes in every help, -q/-v, `-` for stdin, one --judge default, exit 2 for
+every usage error."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from scorer._version import package_version
+from scorer.cli.main import app
+from tests.conftest import REPO
+from tests.jobs.helpers import make_projects
+
+DEMO = REPO / "examples" / "demo-session.jsonl"
+ENTRY_POINTS = ("score-session", "score-backfill", "score-calibrate", "scorer")
+runner = CliRunner()
+
+
+def script(name: str) -> str:
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        pytest.skip(f"{name} is not installed beside {sys.executable}")
+    return str(path)
+
+
+def command_paths(cmd=None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command and group of `scorer`, as argv prefixes."""
+    cmd = cmd or typer.main.get_command(app)
+    paths = [prefix]
+    for name, sub in getattr(cmd, "commands", {}).items():
+        paths += command_paths(sub, (*prefix, name))
+    return paths
+
+
+@pytest.mark.parametrize("name", ENTRY_POINTS)
+def test_entry_point_version_help_alias_and_completion(name, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    version = subprocess.run([script(name), "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.strip() == (
+        f"session-scorer {package_version()}"
+    )
+    short = subprocess.run([script(name), "-h"], capture_output=True, text=True)
+    long = subprocess.run([script(name), "--help"], capture_output=True, text=True)
+    assert short.returncode == 0 and short.stdout == long.stdout
+    for text in ("Example:", "Exit codes:", "--install-completion", "--quiet", "--verbose"):
+        assert text in short.stdout, (name, text)
+    shown = subprocess.run(
+        [script(name), "--show-completion", "bash"], capture_output=True, text=True
+    )
+    env_var = "_" + name.upper().replace("-", "_") + "_COMPLETE"
+    assert shown.returncode == 0 and env_var in shown.stdout
+
+
+def test_every_command_has_help_with_an_example_and_the_exit_codes():
+    paths = command_paths()
+    assert len(paths) >= 15  # the umbrella, its groups and every command
+    for path in paths:
+        result = runner.invoke(app, [*path, "-h"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output)
+        assert "Example:" in result.stdout and "Exit codes:" in result.stdout, path
+        assert "2 usage error" in result.stdout and "--quiet" in result.stdout, path
+
+
+def test_quiet_drops_notes_and_verbose_raises_the_log_level():
+    loud = runner.invoke(app, ["session", str(DEMO), "--no-store", "--json"])
+    assert loud.exit_code == 0 and "note: ANTHROPIC_API_KEY is not set" in loud.stderr
+    quiet = runner.invoke(app, ["session", str(DEMO), "--no-store", "--json", "-q"])
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert json.loads(quiet.stdout)["judge"] == "heuristic"
+    umbrella = runner.invoke(app, ["-q", "session", str(DEMO), "--no-store", "--json"])
+    assert umbrella.exit_code == 0 and umbrella.stderr == ""
+    verbose = runner.invoke(app, ["session", str(DEMO), "--no-store", "--json", "-v"])
+    assert verbose.exit_code == 0 and logging.getLogger("scorer").level == logging.DEBUG
+    runner.invoke(app, ["schema"])  # back to the default level
+    assert logging.getLogger("scorer").level == logging.INFO
+
+
+def test_dash_reads_the_transcript_from_stdin():
+    result = runner.invoke(
+        app, ["session", "-", "--no-store", "--json"], input=DEMO.read_text(encoding="utf-8")
+    )
+    assert result.exit_code == 0, result.stderr
+    card = json.loads(result.stdout)
+    assert card["session_id"] == "0d3e5f1a-7c2b-4e8d-9a61-5b4c3d2e1f00"
+    assert card["status"] == "scored"
+    pane = "$ pytest -q\n1 failed, 2 passed\n$ pytest -q\n3 passed in 0.1s\n"
+    plan = runner.invoke(app, ["session", "-", "--dry-run", "--json"], input=pane)
+    assert plan.exit_code == 0, plan.stderr
+    assert json.loads(plan.stdout)["source"] == "terminal"
+
+
+def test_dash_reads_the_task_from_stdin(tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text("$ make test\nall 4 tests passed\n", encoding="utf-8")
+    args = ["session", str(run), "--dry-run", "--prompt-file", "-"]
+    task = "Make the four tests in tests/ pass.\n"
+    result = runner.invoke(app, args, input=task, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.stderr
+    assert "task: Make the four tests in tests/ pass." in result.stdout
+    both = runner.invoke(app, ["session", "-", "--prompt-file", "-"], input="x")
+    assert both.exit_code == 2 and "not both" in both.stderr
+
+
+def test_dash_reads_calibration_labels_from_stdin(tmp_path):
+    labels = "session_id,dimension,value\nabc,goal_achievement,complete\n"
+    args = ["calibrate", "--ground-truth", "-", "--n-boot", "0", "--out", str(tmp_path / "r")]
+    result = runner.invoke(app, args, input=labels)
+    assert result.exit_code == 0, result.output
+    assert "1 ground-truth label from -" in result.stderr
+    jsonl = '{"session_id": "abc", "dimension": "goal_achievement", "value": "complete"}\n'
+    assert runner.invoke(app, args, input=jsonl).exit_code == 0
+
+
+def test_judge_defaults_to_auto_everywhere_and_says_which(tmp_path):
+    root = tmp_path / "projects"
+    make_projects(root, 2)
+    backfill = runner.invoke(app, ["backfill", "--projects-root", str(root), "--json", "-q"])
+    assert backfill.exit_code == 0, backfill.output
+    assert json.loads(backfill.stdout)["scored"] == 2  # heuristic: no key, no network
+    announced = runner.invoke(app, ["backfill", "--projects-root", str(root), "--json"])
+    assert "ANTHROPIC_API_KEY is not set" in announced.stderr
+    for path in (("session",), ("backfill",), ("calibrate",)):
+        help_text = runner.invoke(app, [*path, "-h"], env={"COLUMNS": "300"}).stdout
+        assert "[default: auto]" in help_text, path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["backfill", "--from", "yesterday"],
+        ["backfill", "--to", "2026-13-01"],
+        ["calibrate", "--since", "yesterday"],
+        ["session", str(DEMO), "--since", "yesterday"],
+        ["backfill", "--shard", "3/2"],
+        ["backfill", "--sample", "2", "--fraction", "0.5"],
+        ["backfill", "--fraction", "2"],
+        ["backfill", "--tag", "x"],
+        ["backfill", "--source", "langfuse"],
+        ["backfill", "--judge", "heuristic", "--batch-api"],
+        ["session", str(DEMO), "--prompt", "a", "--prompt-file", "b"],
+        ["session", str(DEMO), "--judge", "nope"],
+        ["scores", "export", "--format", "parquet"],
+        ["trends", "--since", "last week"],
+    ],
+)
+def test_every_usage_error_exits_2(args):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, (args, result.output)
+    assert "Traceback" not in result.output
+
+
+def test_no_command_lists_an_option_twice():
+    def walk(cmd, path=()):
+        names = [p.name for p in cmd.params]
+        assert len(names) == len(set(names)), (path, names)
+        for name, sub in getattr(cmd, "commands", {}).items():
+            walk(sub, (*path, name))
+
+    root = typer.main.get_command(app)
+    walk(root)
+    assert [p.name for p in root.params].count("install_completion") == 1
