@@ -16,9 +16,12 @@ or Langfuse's own scores for the session) is skipped unless `rescore`. An unscor
 (invalid reply after the repair) is final for the run key: a rerun reports it again
 without paying for another judge call.
 
-Concurrency and rate limits. `concurrency` worker threads; every request to one API goes
-through one shared token bucket (`ratelimit.RateLimiter`) which a 429/529 pauses for its
-`retry-after`, so all workers back off together. A failing session is recorded `failed`
+Concurrency and rate limits. At most `concurrency` judge requests are in flight, whatever
+the sessions' chunk counts: the Anthropic client's transport takes one permit of a shared
+`ratelimit.RateLimiter` per HTTP request. A few look-ahead workers beyond `concurrency`
+prepare the next sessions meanwhile (`pool_size`). Every request to one API goes through
+that limiter's token bucket, which a 429/529 pauses for its `retry-after`, so all workers
+back off together. A failing session is recorded `failed`
 (reason, attempts) and the batch goes on.
 
 Cost. `dry_run` prepares every session and estimates tokens and USD without calling the
@@ -73,6 +76,9 @@ from scorer.models import Session
 from scorer.sinks.base import ScoreSink
 from scorer.sinks.langfuse import LangfuseSink
 
+LOOKAHEAD_DIVISOR = 2
+"""The LLM path runs `concurrency // LOOKAHEAD_DIVISOR` (at least 1) extra look-ahead workers."""
+
 ProgressFactory = Callable[[int, bool], AbstractContextManager[Tracker]]
 """Builds a progress display from (total sessions, dry run); see `cli.progress`."""
 
@@ -93,7 +99,10 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
     from scorer.jobs.ratelimit import limited_httpx_client
     from scorer.sinks.store import ScoreStore
 
-    limiters = {"anthropic": RateLimiter(rate=rate), "langfuse": RateLimiter(rate=rate)}
+    # One global cap on judge requests in flight: chunk-notes map calls and final calls
+    # of every session share the `--concurrency` slots (one permit per HTTP request).
+    judge_limit = RateLimiter(rate=rate, max_in_flight=max(1, opts.concurrency))
+    limiters = {"anthropic": judge_limit, "langfuse": RateLimiter(rate=rate)}
     lf = None
     if (
         opts.source == "langfuse"
@@ -274,9 +283,7 @@ def _run_pool(
     results: list[SessionResult] = []
     with (
         make_tracker(len(refs), ctx.opts.dry_run) as bar,
-        ThreadPoolExecutor(
-            max_workers=max(1, ctx.opts.concurrency), thread_name_prefix="backfill"
-        ) as pool,
+        ThreadPoolExecutor(max_workers=pool_size(ctx.opts), thread_name_prefix="backfill") as pool,
     ):
         futures = [pool.submit(worker, ctx, ref) for ref in refs]
         try:
@@ -288,6 +295,19 @@ def _run_pool(
             ctx.stop.set()  # workers finish their current session; the rest wait for a resume
             raise
     return results
+
+
+def pool_size(opts: BackfillOptions) -> int:
+    """Worker threads: `concurrency`, plus look-ahead workers on the LLM path.
+
+    The judge's requests are capped at `concurrency` in flight by the shared limiter, so
+    the extra workers never add API load: they fetch and prepare the next sessions while
+    the others wait on the network, which keeps prep off the critical path.
+    """
+    k = max(1, opts.concurrency)
+    if opts.judge != "llm" or opts.dry_run:
+        return k
+    return k + max(1, k // LOOKAHEAD_DIVISOR)
 
 
 def _escalate(ctx: Context, results: list[SessionResult], summary: BackfillSummary) -> None:
