@@ -74,7 +74,6 @@ from scorer.jobs.run_state import (
 from scorer.judge.base import make_judge
 from scorer.models import Session
 from scorer.sinks.base import ScoreSink
-from scorer.sinks.langfuse import LangfuseSink
 
 LOOKAHEAD_DIVISOR = 2
 """The LLM path runs `concurrency // LOOKAHEAD_DIVISOR` (at least 1) extra look-ahead workers."""
@@ -127,7 +126,11 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
         return ClaudeCodeSource(Path(ref.origin or "")).load()
 
     judge = make_judge(opts.judge, model=model, client=client)
-    sinks: list[ScoreSink] = [LangfuseSink(api=lf)] if opts.should_push else []
+    sinks: list[ScoreSink] = []
+    if opts.should_push:  # the Langfuse SDK costs 0.25 s to import: only when used
+        from scorer.sinks.langfuse import LangfuseSink
+
+        sinks.append(LangfuseSink(api=lf))
     return Services(load, judge, ScoreStore(), sinks, lf, client, limiters)
 
 
