@@ -75,8 +75,9 @@ from scorer.judge.base import make_judge
 from scorer.models import Session
 from scorer.sinks.base import ScoreSink
 
-LOOKAHEAD_DIVISOR = 2
-"""The LLM path runs `concurrency // LOOKAHEAD_DIVISOR` (at least 1) extra look-ahead workers."""
+MAX_LOOKAHEAD = 16
+"""The LLM path runs `min(concurrency, MAX_LOOKAHEAD)` extra look-ahead workers (each holds
+one prepared session in memory while it waits for a request slot)."""
 
 ProgressFactory = Callable[[int, bool], AbstractContextManager[Tracker]]
 """Builds a progress display from (total sessions, dry run); see `cli.progress`."""
@@ -305,12 +306,14 @@ def pool_size(opts: BackfillOptions) -> int:
 
     The judge's requests are capped at `concurrency` in flight by the shared limiter, so
     the extra workers never add API load: they fetch and prepare the next sessions while
-    the others wait on the network, which keeps prep off the critical path.
+    the others wait on the network, which keeps prep off the critical path. With one
+    prepared session waiting per slot, a slot freed by a finished call is taken at once,
+    and the finished session's store and ledger writes overlap the next call.
     """
     k = max(1, opts.concurrency)
     if opts.judge != "llm" or opts.dry_run:
         return k
-    return k + max(1, k // LOOKAHEAD_DIVISOR)
+    return k + min(k, MAX_LOOKAHEAD)
 
 
 def _escalate(ctx: Context, results: list[SessionResult], summary: BackfillSummary) -> None:

@@ -100,8 +100,9 @@ def test_judge_calls_in_flight_never_exceed_concurrency(chunked, monkeypatch, k)
 
 def test_pool_has_lookahead_workers_only_on_the_llm_path():
     llm = BackfillOptions(source="claude-code", judge="llm", concurrency=16)
-    assert pool_size(llm) == 24
+    assert pool_size(llm) == 32
     assert pool_size(llm.model_copy(update={"concurrency": 1})) == 2
+    assert pool_size(llm.model_copy(update={"concurrency": 64})) == 80
     assert pool_size(llm.model_copy(update={"judge": "heuristic"})) == 16
     assert pool_size(llm.model_copy(update={"dry_run": True})) == 16
 
