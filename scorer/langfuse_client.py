@@ -9,7 +9,7 @@ is switched off per request (`max_retries=0`) so the two never stack.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -56,12 +56,17 @@ def decide(exc: BaseException) -> RetryDecision:
     return RetryDecision(RetryKind.FATAL, reason=type(exc).__name__)
 
 
+def backoff(attempt: int) -> float:
+    """The exponential wait before retry number `attempt` (1-based), capped."""
+    return min(RETRY.base_wait * 2 ** (attempt - 1), RETRY.max_wait)
+
+
 def _wait(state: RetryCallState) -> float:
     exc = state.outcome.exception() if state.outcome else None
     decision = decide(exc) if exc else RetryDecision(RetryKind.TRANSIENT)
     if decision.wait is not None:
         return min(decision.wait, RETRY.max_wait)
-    return min(RETRY.base_wait * 2 ** (state.attempt_number - 1), RETRY.max_wait)
+    return backoff(state.attempt_number)
 
 
 def _short_body(body: Any) -> str:
@@ -89,6 +94,7 @@ class LangfuseClient:
         *args: Any,
         error: type[ScorerError],
         what: str,
+        passthrough: Collection[int] = (),
         **kwargs: Any,
     ) -> T:
         """Run one SDK call with the retry policy and typed errors.
@@ -97,26 +103,81 @@ class LangfuseClient:
             fn: A bound SDK method, e.g. `client.api.observations.get_many`.
             error: The error type to raise for a failure that is not about credentials.
             what: A few words for the message ("reading session X").
+            passthrough: HTTP statuses the caller handles itself: their `ApiError` is
+                raised at once, neither retried nor translated (e.g. 413 → smaller page).
 
         Raises:
             CredentialsError: On 401/403, naming the env vars to check.
             ScorerError: `error` after the retries are used up or on a fatal status.
+            ApiError: For a status in `passthrough`.
         """
         kwargs.setdefault("request_options", {"max_retries": 0})
+
+        def retry(exc: BaseException) -> bool:
+            if isinstance(exc, ApiError) and exc.status_code in passthrough:
+                return False
+            return decide(exc).retry
+
         retrying = Retrying(
             stop=stop_after_attempt(RETRY.attempts),
             wait=_wait,
-            retry=retry_if_exception(lambda e: decide(e).retry),
+            retry=retry_if_exception(retry),
             sleep=lambda seconds: RETRY.sleep(seconds),
             reraise=True,
         )
         try:
             return retrying(fn, *args, **kwargs)
         except ApiError as exc:
+            if exc.status_code in passthrough:
+                raise
             raise self.translate(exc, error=error, what=what) from exc
         except httpx.HTTPError as exc:
             msg = f"Langfuse {what} failed at {self.host}: {type(exc).__name__}: {exc}"
             raise error(msg) from exc
+
+    def get_json(self, path: str, *, error: type[ScorerError], what: str, **params: Any) -> Any:
+        """GET an endpoint the SDK has no method for (the legacy reads of older servers)
+        through the SDK's own HTTP client (auth, base URL, timeouts), with `call`'s policy.
+
+        Raises:
+            CredentialsError, ScorerError: As `call`.
+        """
+        return self.call(self._raw, "GET", path, error=error, what=what, params=params)
+
+    def post_json(self, path: str, body: Any, *, error: type[ScorerError], what: str) -> Any:
+        """POST a JSON body through the SDK's HTTP client, with `call`'s retry policy.
+
+        Raises:
+            CredentialsError, ScorerError: As `call`.
+        """
+        from langfuse.api.core.jsonable_encoder import jsonable_encoder
+
+        encoded = jsonable_encoder(body)
+        return self.call(self._raw, "POST", path, error=error, what=what, json_body=encoded)
+
+    def _raw(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json_body: Any = None,
+        request_options: Any = None,
+    ) -> Any:
+        http = self.api._client_wrapper.httpx_client
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        response = http.request(
+            path, method=method, params=query, json=json_body, request_options=request_options
+        )
+        try:
+            body = response.json()
+        except ValueError:
+            body = response.text
+        if response.status_code >= 300:
+            raise ApiError(
+                status_code=response.status_code, headers=dict(response.headers), body=body
+            )
+        return body
 
     def translate(self, exc: ApiError, *, error: type[ScorerError], what: str) -> ScorerError:
         """Turn an SDK `ApiError` into our typed error (401/403 → CredentialsError)."""

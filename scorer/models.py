@@ -210,6 +210,30 @@ class DimensionScore(BaseModel):
     evidence: list[EvidenceRef] = Field(default_factory=list)
 
 
+RequirementStatus = Literal["met", "unmet", "unverified"]
+
+
+class RequirementCheck(BaseModel):
+    """One explicit requirement of the task, as the LLM judge checked it."""
+
+    requirement: str
+    """The requirement, in the task's own words (shortened)."""
+    status: RequirementStatus
+    """`met` with evidence it works; `unmet`; `unverified` (claimed or plausible, no proof)."""
+    evidence: list[EvidenceRef] = Field(default_factory=list)
+
+
+def checklist_line(checks: list[RequirementCheck], limit: int = 400) -> str:
+    """The checklist in one short line (e.g. the Langfuse goal_achievement comment)."""
+    if not checks:
+        return ""
+    marks = {"met": "✓", "unmet": "✗", "unverified": "?"}
+    met = sum(c.status == "met" for c in checks)
+    items = "; ".join(f"{marks[c.status]} {c.requirement}" for c in checks)
+    line = f"requirements {met}/{len(checks)} met: {items}"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 class JudgeUsage(BaseModel):
     """What judging a session cost."""
 
@@ -289,6 +313,22 @@ class TimelineEvent(NamedTuple):
 SCORECARD_SCHEMA_VERSION = 1
 """Version of the scorecard JSON shape (`scorer schema`); bump on incompatible changes."""
 
+
+class Refusal(BaseModel):
+    """One judge request the model declined (`stop_reason: "refusal"`)."""
+
+    model: str
+    """The model that refused (as the API reported it)."""
+    category: str | None = None
+    """`stop_details.category` (cyber, bio, ...); None when the API named none."""
+    explanation: str | None = None
+    call: str = ""
+    """Which request: `score` or `chunk N notes`."""
+
+
+UnscoredCode = Literal["invalid_output", "refused", "too_long"]
+"""Why the judge could not score this content (an API outage is an error, not one of these)."""
+
 Recommendation = Literal["continue", "retry", "escalate", "complete"]
 JudgeKind = Literal["llm", "heuristic"]
 
@@ -307,10 +347,20 @@ class Scorecard(BaseModel):
     source: str
     status: Literal["scored", "unscored"] = "scored"
     unscored_reason: str | None = None
+    unscored_code: UnscoredCode | None = None
+    """Machine-readable kind of `unscored_reason` (`refused` when the fallback refused too)."""
     raw_reply: str | None = None
     """The judge's raw reply, kept when it could not be parsed."""
     judge: JudgeKind
     model: str | None = None
+    """The model requested."""
+    answered_by: str | None = None
+    """The model the API says produced the scoring reply (`response.model`): a dated
+    snapshot of `model`, or the fallback model after a refusal."""
+    effort: str | None = None
+    """`output_config.effort` the LLM judge asked for."""
+    refusals: list[Refusal] = Field(default_factory=list)
+    """Requests the model refused while judging this session (kept even when scored)."""
     prompt_version: str
     prompt_hash: str
     rubric_version: str
@@ -319,6 +369,8 @@ class Scorecard(BaseModel):
     scores: dict[str, DimensionScore] = Field(default_factory=dict)
     """Six dimensions plus `overall_quality`, keyed by name."""
     recommendation: Recommendation | None = None
+    requirements: list[RequirementCheck] = Field(default_factory=list)
+    """The LLM judge's requirement checklist, which goal_achievement follows from."""
     accomplishments: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     summary: str = ""

@@ -40,6 +40,19 @@ class Settings(BaseSettings):
         validation_alias="SCORER_CLAUDE_PROJECTS",
     )
     model: str = Field(default=DEFAULT_MODEL, validation_alias="SCORER_MODEL")
+    effort: str = Field(default="medium", validation_alias="SCORER_EFFORT")
+    """The judge's `output_config.effort`: low, medium (default), high, xhigh or max."""
+    fallback_model: str = Field(
+        default="claude-sonnet-4-6", validation_alias="SCORER_FALLBACK_MODEL"
+    )
+    """Where a refused judge request is retried once; empty: no fallback."""
+    context_window: int | None = Field(default=None, validation_alias="SCORER_CONTEXT_WINDOW")
+    """Overrides the model table's context window (tokens)."""
+    max_prompt_tokens: int | None = Field(default=None, validation_alias="SCORER_MAX_PROMPT_TOKENS")
+    """The single-call ceiling: the largest prompt one judge request may carry (default:
+    the context window minus that call's max_tokens)."""
+    estimate_factor: float = Field(default=1.3, gt=0, validation_alias="SCORER_ESTIMATE_FACTOR")
+    """Claude tokens per cl100k token for cost estimates without `count_tokens`."""
     chunk_budget: int = Field(default=70_000, gt=0, validation_alias="SCORER_CHUNK_BUDGET")
     chunk_overlap: int = Field(default=4, ge=0, validation_alias="SCORER_CHUNK_OVERLAP")
     token_safety_factor: float = Field(default=1.25, gt=0, validation_alias="SCORER_TOKEN_SAFETY")

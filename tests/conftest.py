@@ -28,12 +28,23 @@ _ENV_VARS = [
     "SCORER_CLAUDE_PROJECTS",
     "SCORER_MODEL",
     "SCORER_DEBUG",
+    "SCORER_EFFORT",
+    "SCORER_FALLBACK_MODEL",
+    "SCORER_CONTEXT_WINDOW",
+    "SCORER_MAX_PROMPT_TOKENS",
+    "SCORER_ESTIMATE_FACTOR",
 ]
 
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
-    """No real keys, state under a tmp dir, fresh settings for every test."""
+    """No real keys, state under a tmp dir, fresh settings (and Langfuse server
+    capabilities: every fake is a new server) for every test."""
+    from scorer import langfuse_caps
+    from scorer.sinks.langfuse import configs
+
+    langfuse_caps.reset()
+    configs.forget_checks()
     for var in _ENV_VARS:
         monkeypatch.delenv(var, raising=False)
     home = tmp_path / "scorer-home"

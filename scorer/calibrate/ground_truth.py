@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from scorer.errors import ConfigError, CredentialsError, SourceError
+from scorer.errors import ConfigError, SourceError
 from scorer.judge.rubric import Rubric, ScoreConfig, default_rubric
 
 GOAL = "goal_achievement"
@@ -279,28 +279,24 @@ def load_langfuse_annotations(
 
 
 def _iter_scores(api: Any, *, since: datetime | None, names: list[str]) -> Iterator[Any]:
-    from langfuse.api.core.api_error import ApiError
+    """Every page through `LangfuseClient.call`: the shared retry policy (429 waits for
+    its Retry-After, 5xx and timeouts back off) and typed errors."""
+    from scorer.langfuse_client import get_client
 
+    client = get_client(api)
     cursor: str | None = None
     while True:
-        try:
-            page = api.scores.get_many(
-                limit=_PAGE,
-                cursor=cursor,
-                fields="details,subject,annotation",
-                source="ANNOTATION",
-                name=",".join(names),
-                from_timestamp=since,
-            )
-        except ApiError as e:
-            if e.status_code in (401, 403):
-                raise CredentialsError(
-                    f"Langfuse rejected the keys (HTTP {e.status_code}); "
-                    "check LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_BASE_URL"
-                ) from e
-            raise SourceError(f"Langfuse scores request failed: HTTP {e.status_code}") from e
-        except Exception as e:  # network errors surface as httpx exceptions
-            raise SourceError(f"Langfuse scores request failed: {type(e).__name__}: {e}") from e
+        page = client.call(
+            client.api.scores.get_many,
+            error=SourceError,
+            what="reading human annotation scores",
+            limit=_PAGE,
+            cursor=cursor,
+            fields="details,subject,annotation",
+            source="ANNOTATION",
+            name=",".join(names),
+            from_timestamp=since,
+        )
         yield from page.data
         cursor = page.meta.cursor
         if not cursor or not page.data:

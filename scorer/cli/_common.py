@@ -16,7 +16,7 @@ import functools
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -35,6 +35,34 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class EffortName(StrEnum):
+    """`output_config.effort` of the LLM judge (thinking budget)."""
+
+    low = "low"
+    medium = "medium"
+    high = "high"
+    xhigh = "xhigh"
+    max = "max"
+
+
+EffortOption = Annotated[
+    EffortName | None,
+    typer.Option(help="LLM judge thinking effort (default: SCORER_EFFORT, medium)."),
+]
+FallbackOption = Annotated[
+    str | None,
+    typer.Option(
+        "--fallback-model",
+        help="Retry a refused request on this model (default: SCORER_FALLBACK_MODEL, "
+        "claude-sonnet-4-6; '' for none).",
+    ),
+]
+
+
+def effort_value(effort: EffortName | None) -> str | None:
+    return effort.value if effort is not None else None
 
 
 class PushTarget(StrEnum):

@@ -18,12 +18,21 @@ from rich.console import Console
 from rich.markup import escape
 
 from scorer._text import plural
-from scorer.cli._common import EXIT_ERROR, err, handle_errors, print_json
+from scorer.cli._common import (
+    EXIT_ERROR,
+    EffortOption,
+    FallbackOption,
+    effort_value,
+    err,
+    handle_errors,
+    print_json,
+)
 from scorer.cli._validate import check_window, non_negative, unit_interval
 from scorer.cli.progress import BackfillBar
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
-from scorer.jobs.discovery import DiscoveryProgress, parse_shard, watch_discovery
+from scorer.jobs.discovery import DiscoveryProgress, watch_discovery
+from scorer.jobs.selection import parse_shard
 
 
 class BackfillSource(StrEnum):
@@ -56,9 +65,13 @@ def render_summary(summary: BackfillSummary) -> None:
             f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
             f"~${s.estimated_cost_usd:.4f}"
         )
+        for basis in s.estimate_basis:
+            err.print(f"  estimate basis: {basis}", markup=False, highlight=False)
     else:
         err.print(
-            f"[bold]backfill {s.run_key}[/]: {s.scored} scored, {s.skipped} skipped, "
+            f"[bold]backfill {s.run_key}[/]: {s.scored} scored, "
+            + (f"{s.incomplete} incomplete in Langfuse, " if s.incomplete else "")
+            + f"{s.skipped} skipped, "
             f"{s.unscored} unscored, {s.failed} failed, {s.not_started} not started "
             f"(of {s.selected} selected, {s.discovered} found, {s.active} active) — "
             f"{s.input_tokens:,} in / {s.output_tokens:,} out tokens, ${s.cost_usd:.4f}, "
@@ -68,6 +81,16 @@ def render_summary(summary: BackfillSummary) -> None:
         err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
     for note in s.notes:
         err.print(f"  [yellow]note[/] {escape(note)}", highlight=False)
+    if s.verified or s.verify_error:
+        err.print(
+            f"  read back from Langfuse: {s.verified} session(s)"
+            + (f" — read-back failed: {s.verify_error}" if s.verify_error else "")
+        )
+    if s.incomplete:
+        err.print(
+            "  incomplete sessions are stored locally; run the same command again or "
+            "`scorer scores push` to finish their Langfuse scores"
+        )
     if s.escalated or s.calibration:
         err.print(
             f"  queued for review: {len(s.escalated)} escalated, {len(s.calibration)} calibration"
@@ -150,6 +173,8 @@ def backfill_command(
     ] = False,
     judge: Annotated[BackfillJudge, typer.Option(help="llm or heuristic.")] = BackfillJudge.llm,
     model: Annotated[str | None, typer.Option(help="Judge model (default: SCORER_MODEL).")] = None,
+    effort: EffortOption = None,
+    fallback_model: FallbackOption = None,
     projects_root: Annotated[
         Path | None,
         typer.Option(help="Claude Code projects root."),
@@ -181,6 +206,16 @@ def backfill_command(
         bool | None, typer.Option(help="Write scores to Langfuse (default: for --source langfuse).")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
+    max_attempts: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Retry a failed session (API outage...) on later runs up to N attempts."
+        ),
+    ] = 3,
+    verify_sample: Annotated[
+        int,
+        typer.Option(min=0, help="Read back N pushed sessions from Langfuse (202 is not stored)."),
+    ] = 5,
 ) -> None:
     """Score every finished session in a window; re-run the same command to resume."""
     window = parse_when(start, "--from"), parse_when(end, "--to")
@@ -203,6 +238,8 @@ def backfill_command(
         rescore=rescore,
         judge=judge.value,
         model=model,
+        effort=effort_value(effort),
+        fallback_model=fallback_model,
         projects_root=projects_root,
         shard=parse_shard(shard),
         batch_api=batch_api,
@@ -211,6 +248,8 @@ def backfill_command(
         queue=queue,
         idle_minutes=idle_minutes,
         push=push,
+        max_attempts=max_attempts,
+        verify_sample=verify_sample,
     )
     if batch_api and judge == BackfillJudge.heuristic:
         raise ConfigError("--batch-api needs --judge llm")
@@ -221,7 +260,7 @@ def backfill_command(
         print_json(summary.model_dump(mode="json"))
     else:
         render_summary(summary)
-    if summary.failed and not (summary.scored or summary.skipped):
+    if (summary.failed or summary.incomplete) and not (summary.scored or summary.skipped):
         raise typer.Exit(EXIT_ERROR)
 
 

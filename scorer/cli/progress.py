@@ -14,6 +14,44 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from scorer.jobs.run_state import SessionResult
 
 
+def cost_progress() -> Progress:
+    """A rich progress on stderr: description, bar, done/total, ETA, running cost."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[cost]}"),
+        console=Console(stderr=True),
+        transient=False,
+    )
+
+
+class CostBar:
+    """A rich bar on stderr: sessions done of total, ETA and running USD; silent when
+    `enabled` is False (not a terminal), so a pipe gets no control characters."""
+
+    def __init__(self, total: int, label: str, *, enabled: bool = True) -> None:
+        self.total, self.label, self.enabled = total, label, enabled
+        self._progress: Any = None
+
+    def __enter__(self) -> CostBar:
+        if self.enabled and self.total:
+            self._progress = cost_progress()
+            self._progress.start()
+            self._task = self._progress.add_task(self.label, total=self.total, cost="$0.0000")
+        return self
+
+    def advance(self, total_cost: float) -> None:
+        """One more session finished; `total_cost` is the USD spent so far."""
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1, cost=f"${total_cost:.4f}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
 class BackfillBar:
     """A `Tracker` drawing one bar: sessions done of total, ETA, spent (or estimated) USD."""
 
@@ -23,15 +61,7 @@ class BackfillBar:
         self._progress: Any = None
 
     def __enter__(self) -> BackfillBar:
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[cost]}"),
-            console=Console(stderr=True),
-            transient=False,
-        )
+        self._progress = cost_progress()
         self._progress.start()
         label = "estimating" if self.dry_run else "scoring"
         self._task = self._progress.add_task(label, total=self.total, cost="$0.0000")

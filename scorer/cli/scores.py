@@ -281,3 +281,56 @@ def _push_all(store: ScoreStore, cards: list[Scorecard], target: str) -> int:
             failed += 1
             err.print(f"[red]failed[/] {_label(card)}: {done.problem()}", highlight=False)
     return failed
+
+
+@app.command("verify")
+@handle_errors
+def verify_command(
+    since: Annotated[
+        str | None, typer.Option(help="Only scorecards created since (ISO date/time, UTC).")
+    ] = None,
+    target: Annotated[
+        PushTarget, typer.Option(help="Where the scores were pushed: session or trace.")
+    ] = PushTarget.session,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+) -> None:
+    """Read every pushed scorecard back from Langfuse (a 202 is not "stored").
+
+    Scores Langfuse accepted but does not hold (e.g. dropped against an archived score
+    config) are reported with the likely cause and marked unpushed, so `scorer scores
+    push` sends them again (after fixing the config). Exits 1 when any is missing.
+    """
+    from scorer.cli.backfill import parse_when
+    from scorer.sinks.langfuse.verify import verify_cards
+
+    when = parse_when(since, "--since")
+    with ScoreStore() as store:
+        pushed = {
+            (r.session_id, r.judge, r.model, r.rubric_version)
+            for r in store.list_runs(limit=1_000_000, since=when)
+            if r.pushed_at is not None and r.status == "scored"
+        }
+        cards = [c for c in store.scorecards() if _identity(c) in pushed]
+        waiting = sum(1 for error in _push_errors(store).values() if error)
+        if waiting:
+            err.print(f"{waiting} scorecard(s) wait for `scorer scores push` (not checked)")
+        if not cards:
+            err.print("nothing pushed to verify")
+            return
+        report = verify_cards(cards, target=target.value)
+        for sid, reason in report.reasons.items():
+            card = next(c for c in cards if c.session_id == sid)
+            store.mark_pushed(*_identity(card), error=reason, lost=True)
+    if as_json:
+        print_json(
+            {"checked": report.checked, "missing": report.missing, "reasons": report.reasons}
+        )
+    else:
+        for reason in report.reasons.values():
+            err.print(f"[red]missing[/] {reason}", highlight=False)
+        err.print(f"verified {report.checked} scorecard(s): {len(report.missing)} incomplete")
+    if report.missing:
+        raise fail(
+            f"{len(report.missing)} scorecard(s) not fully in Langfuse: fix the cause, then "
+            "run `scorer scores push`"
+        )

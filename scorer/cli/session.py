@@ -13,7 +13,10 @@ from rich.markup import escape
 from scorer.cli._common import (
     EXIT_ESCALATE,
     EXIT_UNSCORED,
+    EffortOption,
+    FallbackOption,
     PushTarget,
+    effort_value,
     err,
     fail,
     handle_errors,
@@ -53,8 +56,9 @@ def _show_plan(
     overlap: int | None,
     render: bool,
     as_json: bool,
+    estimate: dict | None = None,
 ) -> None:
-    """`--render` (the timeline) or `--dry-run` (summary, signals, chunk plan)."""
+    """`--render` (the timeline) or `--dry-run` (summary, signals, chunk plan, estimate)."""
     from scorer.cli.views import chunk_plan_table, session_summary, signals_table
     from scorer.prepare import prepare
 
@@ -67,12 +71,42 @@ def _show_plan(
         from scorer.prepare.render import render_timeline
 
         out.print(render_timeline(prepared.session), markup=False, highlight=False)
-    elif as_json:
-        print_json(dry_run_payload(prepared))
-    else:
-        out.print(session_summary(prepared))
-        out.print(signals_table(prepared.signals))
-        out.print(chunk_plan_table(prepared))
+        return
+    est = _estimate(prepared, **estimate) if estimate is not None else None
+    if as_json:
+        print_json({**dry_run_payload(prepared), "estimate": est})
+        return
+    out.print(session_summary(prepared))
+    out.print(signals_table(prepared.signals))
+    out.print(chunk_plan_table(prepared))
+    if est is not None:
+        out.print(
+            f"LLM judge estimate ({est['model']}, effort {est['effort']}): "
+            f"~{est['input_tokens']:,} input + ~{est['output_tokens']:,} output tokens in "
+            f"{est['requests']} requests, ~${est['cost_usd']:.4f}\n"
+            f"  input basis: {est['input_basis']}\n  output basis: {est['output_basis']}",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _estimate(prepared: Prepared, *, model: str | None, effort: str | None) -> dict:
+    """What the LLM judge would spend on this session, and how that was estimated."""
+    from dataclasses import asdict
+
+    from scorer.jobs.estimate import estimate_prepared
+    from scorer.settings import get_settings
+
+    settings = get_settings()
+    model = model or settings.model
+    est = estimate_prepared(prepared, model=model, effort=effort)
+    return {"model": model, "effort": effort or settings.effort, **asdict(est)}
+
+
+def _key_configured() -> bool:
+    from scorer.settings import get_settings
+
+    return get_settings().anthropic_configured
 
 
 def _warn_input(session: Session) -> None:
@@ -126,6 +160,8 @@ def score_session_command(
     model: Annotated[
         str | None, typer.Option(help="Judge model (default claude-sonnet-5-5).")
     ] = None,
+    effort: EffortOption = None,
+    fallback_model: FallbackOption = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show summary, signals, chunk plan.")
     ] = False,
@@ -191,11 +227,20 @@ def score_session_command(
         ),
     )
     if render or dry_run:
-        _show_plan(src, task, budget=budget, overlap=overlap, render=render, as_json=as_json)
+        # The LLM estimate when the LLM judge would run: asked for, or `auto` with a key.
+        wanted = dry_run and (
+            judge == JudgeName.llm or (judge == JudgeName.auto and _key_configured())
+        )
+        estimate = {"model": model, "effort": effort_value(effort)} if wanted else None
+        _show_plan(
+            src, task, budget=budget, overlap=overlap, render=render, as_json=as_json,
+            estimate=estimate,
+        )  # fmt: skip
         return
     prepared, card = score_session(
-        src, judge=judge.value, model=model, task=task, budget=budget, overlap=overlap, store=store
-    )
+        src, judge=judge.value, model=model, task=task, budget=budget, overlap=overlap,
+        store=store, effort=effort_value(effort), fallback_model=fallback_model,
+    )  # fmt: skip
     session = prepared.session
     _warn_input(session)
     if session.extra.get("from_cache"):

@@ -83,14 +83,51 @@ def chunk_plan_table(prepared: Prepared) -> Table:
     return table
 
 
+_STATUS_STYLE = {"met": "green", "unmet": "red", "unverified": "yellow"}
+
+
+def checklist_table(card: Scorecard) -> Table:
+    """The LLM judge's requirement checklist: one row per explicit task requirement."""
+    met = sum(c.status == "met" for c in card.requirements)
+    table = Table(title=f"requirements: {met}/{len(card.requirements)} met", header_style="bold")
+    table.add_column("requirement", overflow="fold", ratio=3)
+    table.add_column("status")
+    table.add_column("evidence", overflow="fold", ratio=1)
+    for check in card.requirements:
+        refs = " ".join(f"#{e.event}" + ("" if e.valid else "?") for e in check.evidence[:6])
+        status = Text(check.status, style=_STATUS_STYLE[check.status])
+        table.add_row(Text(check.requirement), status, refs or "-")
+    return table
+
+
+def _judge_notes(card: Scorecard) -> list[Text]:
+    """Which model answered, refusals met, and a goal that does not follow the checklist."""
+    notes: list[Text] = []
+    if card.judge == "llm":
+        answered = card.answered_by or "-"
+        notes.append(Text(f"answered by {answered} (requested {card.model}, effort {card.effort})"))
+    for r in card.refusals:
+        notes.append(
+            Text(
+                f"refused by {r.model} ({r.category or 'no category'}) on {r.call}", style="yellow"
+            )
+        )
+    conflict = card.meta.get("checklist_conflict")
+    if conflict:
+        notes.append(Text(f"checklist: {conflict}", style="yellow"))
+    return notes
+
+
 def scorecard_view(card: Scorecard) -> Group:
     """The scorecard: one row per dimension, then recommendation, usage and cost."""
     if card.status != "scored":
         return Group(
             Panel(
-                f"[bold red]UNSCORED[/] {card.session_id}\nreason: {card.unscored_reason}",
+                Text.from_markup("[bold red]UNSCORED[/] ")
+                + Text(f"{card.session_id}\nreason: {card.unscored_reason}"),
                 title=f"judge={card.judge} model={card.model or '-'}",
-            )
+            ),
+            *_judge_notes(card),
         )
     table = Table(
         title=f"{card.session_id} — judge={card.judge} model={card.model or '-'}",
@@ -114,9 +151,13 @@ def scorecard_view(card: Scorecard) -> Group:
         f"tokens in/out/cache-r/cache-w: {u.input_tokens:,}/{u.output_tokens:,}/"
         f"{u.cache_read_tokens:,}/{u.cache_write_tokens:,}   cost: ${card.cost_usd:.4f}"
     )
-    parts: list[Any] = [table, footer]
+    parts: list[Any] = [table]
+    if card.requirements:
+        parts.append(checklist_table(card))
+    parts.append(footer)
     if card.summary:
         parts.append(Text(card.summary))
+    parts += _judge_notes(card)
     if card.unknown_refs:
         parts.append(Text(f"judge cited unknown events: {card.unknown_refs}", style="yellow"))
     for warning in card.meta.get("input_warnings") or []:

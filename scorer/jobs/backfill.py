@@ -13,8 +13,12 @@ score ids: a repeat overwrites the same seven scores) → ledger `written`, so a
 point, `kill -9` included, leaves at most a step to redo and never a second set of
 scores. A session already scored with the same rubric version, model and judge (store,
 or Langfuse's own scores for the session) is skipped unless `rescore`. An unscored verdict
-(invalid reply after the repair) is final for the run key: a rerun reports it again
-without paying for another judge call.
+means the judge could not score the content (invalid reply after the repair, refusal on
+the fallback model, too long) and is final for the run key: a rerun reports it again
+without paying for another judge call. Infrastructure failures (an API outage that
+outlasts the retries: `JudgeError`, a Langfuse error, a failed batch request) are
+`failed`, and the next run of the same command tries again, up to `max_attempts`
+(`--max-attempts`, default 3) attempts over all runs.
 
 Concurrency and rate limits. At most `concurrency` judge requests are in flight, whatever
 the sessions' chunk counts: the Anthropic client's transport takes one permit of a shared
@@ -48,6 +52,7 @@ pool, escalation) and `jobs.batches` (the Message Batches path). The progress di
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -57,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import ConfigError, CredentialsError
-from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local, select
+from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
 from scorer.jobs.pipeline import estimate_one, process
 from scorer.jobs.ratelimit import RateLimiter
@@ -71,6 +76,7 @@ from scorer.jobs.run_state import (
     SessionResult,
     Tracker,
 )
+from scorer.jobs.selection import select
 from scorer.judge.base import make_judge
 from scorer.models import Session
 from scorer.sinks.base import ScoreSink
@@ -126,7 +132,10 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
         return ClaudeCodeSource(Path(ref.origin or "")).load()
 
-    judge = make_judge(opts.judge, model=model, client=client)
+    judge = make_judge(
+        opts.judge, model=model, client=client, effort=opts.effort,
+        fallback_model=opts.fallback_model,
+    )  # fmt: skip
     sinks: list[ScoreSink] = []
     if opts.should_push:  # the Langfuse SDK costs 0.25 s to import: only when used
         from scorer.sinks.langfuse import LangfuseSink
@@ -210,6 +219,7 @@ def run_backfill(
     model = opts.model or get_settings().model
     rubric_version = default_rubric().version
     services = services or default_services(opts, model=model)
+    _forget_config_checks()
     key_params = opts.key_params(rubric_version, model)
     key = run_key(key_params)
     found = discover(opts, services, now=now)
@@ -250,8 +260,13 @@ def run_backfill(
         summary.estimated_cost_usd = summary.cost_usd
         summary.input_tokens = summary.output_tokens = 0
         summary.cost_usd = 0.0
-    elif opts.escalate_below is not None or opts.calibration_sample:
-        _escalate(ctx, results, summary)
+    else:
+        if opts.should_push and services.sinks:
+            from scorer.jobs.verification import verify_sample
+
+            verify_sample(ctx, results, summary)
+        if opts.escalate_below is not None or opts.calibration_sample:
+            _escalate(ctx, results, summary)
     summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
     summary.wall_seconds = round(time.monotonic() - began, 3)
     return summary
@@ -301,6 +316,14 @@ def _run_pool(
     return results
 
 
+def _forget_config_checks() -> None:
+    """Re-check cached Langfuse score configs once per run. Nothing is cached when the
+    configs module (and the Langfuse SDK, 0.25 s) was never imported: none is imported."""
+    configs = sys.modules.get("scorer.sinks.langfuse.configs")
+    if configs is not None:
+        configs.forget_checks()
+
+
 def pool_size(opts: BackfillOptions) -> int:
     """Worker threads: `concurrency`, plus look-ahead workers on the LLM path.
 
@@ -326,6 +349,12 @@ def _escalate(ctx: Context, results: list[SessionResult], summary: BackfillSumma
         seed=ctx.opts.seed,
         already=ctx.ledger.queued(),
     )
+    if ctx.opts.source != "langfuse":  # a local session may never have been traced
+        from scorer.jobs.escalation import traced_in_langfuse
+
+        traced = traced_in_langfuse(_lf_api(ctx.services), [*low, *calib])
+        summary.not_queued = sorted(set(low + calib) - traced)
+        low, calib = [s for s in low if s in traced], [s for s in calib if s in traced]
     if not (low or calib):
         return
     queued = enqueue(_lf_api(ctx.services), ctx.opts.queue, [*low, *calib])

@@ -52,3 +52,25 @@ def group_requests(
         groups[-1].append(item)
         size += n
     return groups
+
+
+def result_reason(result: Any) -> str:
+    """Why a batch request has no usable message (errored with its error, expired...)."""
+    if result.type == "errored":
+        err = getattr(getattr(result, "error", None), "error", None)
+        detail = f"{getattr(err, 'type', 'error')}: {getattr(err, 'message', '')}".strip(": ")
+        return f"errored ({detail})"
+    return result.type  # expired / canceled / missing
+
+
+def missing_result(cid: str) -> Any:
+    """A stand-in result for a request the ended batch did not return."""
+
+    class _Result:
+        type = "missing from the batch results"
+
+    class _Item:
+        custom_id = cid
+        result = _Result()
+
+    return _Item()

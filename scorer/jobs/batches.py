@@ -9,12 +9,13 @@ reply parsing); only the transport differs:
              whose notes all came back (built from the notes, like the direct judge)
     then     store → ledger `stored` → Langfuse push → ledger `written` (`write_card`)
 
-Resume. Each batch id and its custom_ids go into the ledger right after `create` returns
-and before any waiting; a session in a batch is `fetched` with its `batch_id`. A rerun of
-the same command finds those sessions, re-prepares them (local and deterministic) and
-polls the stored batches instead of submitting again; results stay downloadable for 29
-days. The only window that can cost a duplicate (never a second set of scores) is a kill
-between `create` returning and the ledger insert.
+Resume. Right after `create` returns and before any waiting, ONE ledger transaction
+records the batch id with its custom_ids and moves every session in it to `fetched` with
+its `batch_id` (`Ledger.add_batch`). A rerun of the same command finds those sessions,
+re-prepares them (local and deterministic) and polls the stored batches instead of
+submitting again; results stay downloadable for 29 days. The only window that can cost a
+duplicate submission (never a second set of scores) is a kill between `create` returning
+and that commit.
 
 Failure policy, per session:
     invalid structured output → one repair call sent directly (not batched, full price,
@@ -37,26 +38,35 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-from pydantic import BaseModel
 
 from scorer.errors import CredentialsError, JudgeError
 from scorer.jobs.batch_requests import (
     custom_id,
     group_requests,
+    missing_result,
     poll_seconds,
+    result_reason,
     session_hash,
 )
 from scorer.jobs.discovery import SessionRef
 from scorer.jobs.estimate import estimate_prepared
-from scorer.jobs.pipeline import already_scored, resume_write, write_card
-from scorer.jobs.run_state import Context, SessionResult, TokenCounts, failure_reason, ledger_gate
-from scorer.jobs.score import attach_session
-from scorer.judge.anthropic import (
-    FINAL_MAX_TOKENS,
-    NOTES_MAX_TOKENS,
-    AnthropicJudge,
-    ContextWindowExceeded,
+from scorer.jobs.pipeline import (
+    already_scored,
+    push_pending,
+    push_stored,
+    resume_write,
+    write_card,
 )
+from scorer.jobs.run_state import (
+    Context,
+    SessionResult,
+    TokenCounts,
+    failure_reason,
+    is_verdict,
+    ledger_gate,
+)
+from scorer.jobs.score import attach_session
+from scorer.judge.anthropic import AnthropicJudge, ContextWindowExceeded
 from scorer.judge.reply import Unscored, UsageTally
 from scorer.judge.retry import call_with_retries, describe
 from scorer.judge.schema import ChunkNotes
@@ -201,6 +211,8 @@ class BatchRun:
             resumed = None if in_flight else resume_write(ctx, ref, state)
             if resumed:
                 return resumed
+            if not in_flight and push_pending(ctx, sid):
+                return push_stored(ctx, sid, "finished an incomplete Langfuse push")
             if not in_flight and not ctx.opts.rescore and already_scored(ctx, ref):
                 ctx.ledger.set_state(sid, "skipped", "already scored (same rubric, model, judge)")
                 return SessionResult(session_id=sid, outcome="skipped", reason="already scored")
@@ -210,6 +222,9 @@ class BatchRun:
             ctx.stop.set()
             raise
         except Exception as exc:  # one session never stops the run
+            if is_verdict(exc):  # too long even after re-chunking: final, like unscored
+                ctx.ledger.set_state(sid, "unscored", failure_reason(exc))
+                return SessionResult(session_id=sid, outcome="unscored", reason=failure_reason(exc))
             return self._fail(sid, failure_reason(exc), row.get("attempts", 0))
 
     def _prepare(self, ref: SessionRef, attempts: int, in_flight: bool) -> SessionResult | Pending:
@@ -233,15 +248,8 @@ class BatchRun:
     def _fit(self, pending: Pending) -> int:
         """Re-chunk (like `AnthropicJudge.judge`) until every request fits the context window."""
         for attempt in range(RECHUNK_ATTEMPTS + 1):
-            requests = pending.needed(self.judge)
-            pairs = [(i, params["messages"]) for i, (_, params) in enumerate(requests)]
-            # Not a ternary: older mypy joins the two model classes to `object`.
-            reply: type[BaseModel] = ChunkNotes
-            if not pending.multi:
-                reply = self.judge.reply_model
-            limit = NOTES_MAX_TOKENS if pending.multi else FINAL_MAX_TOKENS
             try:
-                return self.judge.check_fits(pairs, reply, limit)
+                return self.judge.check_chunks(pending.prepared.header, pending.chunks)
             except ContextWindowExceeded as exc:
                 if attempt == RECHUNK_ATTEMPTS:
                     raise
@@ -278,10 +286,9 @@ class BatchRun:
             return
         cids = [cid for _, cid, _ in group]
         phase = "final" if all(c.startswith("f-") for c in cids) else "first"
-        self.ctx.ledger.add_batch(batch.id, phase, cids)  # before any waiting: see module doc
+        # Batch row + session states in one transaction, before any waiting: module doc.
+        self.ctx.ledger.add_batch(batch.id, phase, cids, sids)
         self.submitted.update(dict.fromkeys(cids, batch.id))
-        for sid in sids:
-            self.ctx.ledger.set_state(sid, "fetched", f"in batch {batch.id}", batch_id=batch.id)
 
     # --- poll and collect -----------------------------------------------------------
 
@@ -340,7 +347,7 @@ class BatchRun:
             return None
         item = self.got.get((bid, cid))
         if item is None and bid in self.fetched:
-            return _missing(cid)  # the batch ended without this request's result
+            return missing_result(cid)  # the batch ended without this request's result
         return item
 
     # --- one session's results ------------------------------------------------------
@@ -386,7 +393,7 @@ class BatchRun:
         if result.type == "succeeded":
             return result.message
         what = "score" if not cid.startswith("n-") else f"chunk {cid.rsplit('-', 1)[1]} notes"
-        return self._fail(p.sid, f"{what}: batch request {_result_reason(result)}", p.attempts)
+        return self._fail(p.sid, f"{what}: batch request {result_reason(result)}", p.attempts)
 
     def _parse(
         self, p: Pending, params: dict[str, Any], message: Any, model: type, label: str
@@ -421,6 +428,7 @@ class BatchRun:
             reply=reply,
             unscored=unscored,
             cost_usd=cost,
+            calls=p.direct,
         )
         return attach_session(card, p.prepared)
 
@@ -465,22 +473,3 @@ def run_batches(
 
 def _sleep(seconds: float) -> None:
     time.sleep(seconds)
-
-
-def _result_reason(result: Any) -> str:
-    if result.type == "errored":
-        err = getattr(getattr(result, "error", None), "error", None)
-        detail = f"{getattr(err, 'type', 'error')}: {getattr(err, 'message', '')}".strip(": ")
-        return f"errored ({detail})"
-    return result.type  # expired / canceled / missing
-
-
-def _missing(cid: str) -> Any:
-    class _Result:
-        type = "missing from the batch results"
-
-    class _Item:
-        custom_id = cid
-        result = _Result()
-
-    return _Item()

@@ -62,26 +62,16 @@ def load_ground_truth(spec: str, *, since: datetime | None = None) -> list[Label
 def score_missing(
     labels: list[Label], judge: Literal["heuristic", "llm"], *, model: str | None = None
 ) -> int:
-    """Score labelled sessions we have a transcript for but no scorecard from `judge`.
+    """Score labelled sessions we have a transcript for but no current scorecard from `judge`
+    (one at a time, no cap; `calibrate_fill.fill` has the options).
 
     Returns:
-        How many sessions were scored now.
+        How many sessions were judged now (scored or unscored).
     """
-    from scorer.jobs.score import score_session
-    from scorer.sinks.store import ScoreStore
-    from scorer.sources import resolve
+    from scorer.jobs.calibrate_fill import FillOptions, fill
 
-    store = ScoreStore()
-    done = {c.session_id for c in store.scorecards(judge=judge)}
-    scored = 0
-    for label in {lab.session_id: lab for lab in labels}.values():
-        path = label.meta.get("session_path")
-        if label.session_id in done or not path or not Path(path).exists():
-            continue
-        source = resolve(str(path), task=label.meta.get("instruction"))
-        score_session(source, judge=judge, model=model)
-        scored += 1
-    return scored
+    done = fill(labels, FillOptions(judge=judge, model=model))
+    return done.scored + done.unscored
 
 
 def run_calibration(

@@ -8,7 +8,8 @@ number of observations, not the number of days: each sub-window is sized to hold
 half a page at the density the previous one showed, at most doubling (empty ranges are
 crossed in a few requests); a full first page halves its sub-window and asks again
 (down to `MIN_SPLIT`, below which the cursor is followed). A progress callback hears
-after every page how far discovery got.
+after every page how far discovery got. A self-hosted v3 server
+(no v2 observations) is listed through `GET /api/public/traces` instead.
 
 Either way a session whose last activity is within the idle threshold is still running
 and is left for a later run. Selection afterwards (`select`) is pure: shard by a stable
@@ -17,7 +18,6 @@ hash, then sample deterministically from a seed, then limit.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -31,6 +31,7 @@ from typing import Any
 from scorer.errors import ConfigError, SourceError
 
 PAGE_LIMIT = 1000
+LEGACY_TRACE_PAGE = 100
 OBSERVATION_FIELDS = "core,basic,trace_context"
 SUBWINDOW = timedelta(days=1)
 """The first adaptive sub-window; `next_step` sizes the later ones."""
@@ -269,6 +270,9 @@ def iter_root_observations(
     instead of ending the whole discovery. `on_page(reached)` is called after each
     page's observations were yielded, with the time up to which the window is listed.
     """
+    from langfuse.api.core.api_error import ApiError
+
+    from scorer.langfuse_caps import capabilities, v2_missing
     from scorer.langfuse_client import get_client
 
     if end <= start:
@@ -276,21 +280,34 @@ def iter_root_observations(
             f"empty window: --from {start.isoformat()} is not before --to {end.isoformat()}"
         )
     client = get_client(api)
+    caps = capabilities(client)
 
     def page_of(lo: datetime, hi: datetime, cursor: str | None) -> Any:
         if stats:
             stats.pages += 1
-        return client.call(
-            client.api.observations.get_many,
-            error=SourceError,
-            what=f"listing root observations in [{_iso(lo)}, {_iso(hi)})",
-            fields=OBSERVATION_FIELDS,
-            limit=PAGE_LIMIT,
-            cursor=cursor,
-            filter=json.dumps(
-                observation_filter(lo, hi, tags=tags, environment=environment, user=user)
-            ),
-        )
+        what = f"listing root observations in [{_iso(lo)}, {_iso(hi)})"
+        if caps.observations_v2 is False:
+            return _legacy_page(client, lo, hi, cursor, tags, environment, user, what)
+        try:
+            page = client.call(
+                client.api.observations.get_many,
+                error=SourceError,
+                what=what,
+                passthrough=(404, 405),
+                fields=OBSERVATION_FIELDS,
+                limit=PAGE_LIMIT,
+                cursor=cursor,
+                filter=json.dumps(
+                    observation_filter(lo, hi, tags=tags, environment=environment, user=user)
+                ),
+            )
+        except ApiError as exc:
+            if not v2_missing(exc) or cursor is not None:
+                raise client.translate(exc, error=SourceError, what=what) from exc
+            caps.observations_v2 = False  # self-hosted v3: list traces instead
+            return _legacy_page(client, lo, hi, cursor, tags, environment, user, what)
+        caps.observations_v2 = True
+        return page
 
     seen: set[str] = set()
     notify = on_page or (lambda reached: None)
@@ -337,6 +354,46 @@ def _unseen(observations: Iterable[Any], seen: set[str]) -> Iterator[Any]:
         if oid not in seen:
             seen.add(oid)
             yield obs
+
+
+@dataclass
+class _Page:
+    data: list[Any]
+    meta: dict[str, Any]
+
+
+def _legacy_page(
+    client: Any,
+    lo: datetime,
+    hi: datetime,
+    cursor: str | None,
+    tags: list[str] | None,
+    environment: str | None,
+    user: str | None,
+    what: str,
+) -> _Page:
+    """One page of `GET /api/public/traces` (self-hosted v3), as stand-in root
+    observations; the page number travels in the cursor."""
+    from scorer.sources.langfuse_read import trace_root
+
+    page = int(cursor or 1)
+    body = client.get_json(
+        "api/public/traces",
+        error=SourceError,
+        what=what + " (legacy API)",
+        page=page,
+        limit=LEGACY_TRACE_PAGE,
+        fromTimestamp=_iso(lo),
+        toTimestamp=_iso(hi),
+        tags=tags or None,
+        environment=[environment] if environment else None,
+        userId=user,
+        fields="core,metrics",  # metrics: latency, hence the trace end
+    )
+    roots = [trace_root(t, "") for t in body.get("data") or [] if t.get("sessionId")]
+    total = int((body.get("meta") or {}).get("totalPages") or 1)
+    more = page < total and bool(body.get("data"))
+    return _Page(roots, {"cursor": str(page + 1) if more else None})
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -434,62 +491,3 @@ def _as_dt(value: Any) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-# --- selection (pure) --------------------------------------------------------------
-
-
-def stable_hash(text: str, salt: str = "") -> int:
-    """A 64-bit hash that is the same in every process (unlike `hash()`)."""
-    return int.from_bytes(hashlib.sha256(f"{salt}\x00{text}".encode()).digest()[:8], "big")
-
-
-def parse_shard(spec: str | None) -> tuple[int, int] | None:
-    """`"i/N"` → `(i, N)` with `0 <= i < N`."""
-    if not spec:
-        return None
-    try:
-        i, n = (int(part) for part in spec.split("/"))
-    except ValueError:
-        raise ConfigError(f"--shard must look like i/N (e.g. 0/4), got {spec!r}") from None
-    if n < 1 or not 0 <= i < n:
-        raise ConfigError(f"--shard {spec}: need 0 <= i < N")
-    return i, n
-
-
-def in_shard(session_id: str, shard: tuple[int, int] | None) -> bool:
-    """Whether a session belongs to shard `(i, N)`: stable hash of the id mod N."""
-    return shard is None or stable_hash(session_id, "shard") % shard[1] == shard[0]
-
-
-def select(
-    refs: Iterable[SessionRef],
-    *,
-    shard: tuple[int, int] | None = None,
-    sample: int | None = None,
-    fraction: float | None = None,
-    seed: int = 0,
-    limit: int | None = None,
-) -> list[SessionRef]:
-    """Shard, sample and limit deterministically (same inputs → same sessions).
-
-    Sampling ranks sessions by a seeded hash of their id, so a session's membership
-    does not depend on the order discovery returned them in; `fraction` keeps each
-    session independently (stable when new sessions appear in the window).
-    """
-    if sample is not None and fraction is not None:
-        raise ConfigError("give either --sample or --fraction, not both")
-    if fraction is not None and not 0 < fraction <= 1:
-        raise ConfigError(f"--fraction must be in (0, 1], got {fraction}")
-    chosen = [r for r in refs if in_shard(r.session_id, shard)]
-    salt = f"sample:{seed}"
-    if fraction is not None:
-        cut = fraction * 2**64
-        chosen = [r for r in chosen if stable_hash(r.session_id, salt) < cut]
-    if sample is not None:
-        keep = {
-            r.session_id
-            for r in sorted(chosen, key=lambda r: stable_hash(r.session_id, salt))[:sample]
-        }
-        chosen = [r for r in chosen if r.session_id in keep]
-    return chosen[:limit] if limit is not None else chosen

@@ -4,7 +4,8 @@ Who goes: every session whose overall is below the threshold or whose recommenda
 `escalate`, plus a seeded random calibration sample of the other scored sessions (so
 reviewers also see sessions the judge liked, which is what calibration needs). The queue
 is found by name or created, bound to the rubric's seven score config ids; items already
-on the queue are not added twice.
+on the queue are not added twice. Sessions Langfuse never saw (scored from a local
+transcript that was not traced) are not queued: reviewers could not open them.
 """
 
 from __future__ import annotations
@@ -49,6 +50,20 @@ def pick_escalations(
     rest = sorted(r.session_id for r in scored if r.session_id not in set(low))
     sample = random.Random(f"calibration:{seed}").sample(rest, min(calibration, len(rest)))
     return low, sorted(sample)
+
+
+def traced_in_langfuse(api: Any, session_ids: Iterable[str]) -> set[str]:
+    """The sessions Langfuse has observations for: a local-only session (never traced)
+    cannot be reviewed there, so it is never queued."""
+    from scorer.langfuse_client import get_client
+    from scorer.sources.langfuse import fetch_observations
+
+    client = get_client(api)
+    return {
+        sid
+        for sid in dict.fromkeys(session_ids)
+        if fetch_observations(client, session_id=sid, is_root_observation=True, fields="core")
+    }
 
 
 def _call(api: Any, fn_name: str, *args: Any, what: str, **kwargs: Any) -> Any:

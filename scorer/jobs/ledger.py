@@ -14,7 +14,8 @@ States, in write order::
 Langfuse push (deterministic score ids, so a repeated push is a no-op). A kill between
 any two steps leaves a state from which the next run finishes the session without a
 second set of scores. Every write is its own short transaction in WAL mode, so worker
-threads (each with its own connection) never block each other for long.
+threads (each with its own connection) never block each other for long; a submitted
+Message Batch and its sessions' `fetched` + `batch_id` are one transaction (`add_batch`).
 """
 
 from __future__ import annotations
@@ -205,12 +206,24 @@ class Ledger:
 
     # --- Message Batches -------------------------------------------------------------
 
-    def add_batch(self, batch_id: str, phase: str, custom_ids: list[str]) -> None:
-        """Record a submitted batch *before* anything else, so a restart polls it."""
+    def add_batch(
+        self, batch_id: str, phase: str, custom_ids: list[str], session_ids: Iterable[str] = ()
+    ) -> None:
+        """Record a submitted batch and move its sessions to `fetched` in ONE transaction.
+
+        A kill can then only land before (nothing recorded: the batch is submitted again,
+        the one documented duplicate window) or after (the rerun polls this batch).
+        """
+        now = _now()
         with self._tx() as db:
             db.execute(
                 "INSERT OR REPLACE INTO backfill_batches VALUES (?, ?, ?, ?, ?, ?)",
-                (self.key, batch_id, phase, "in_progress", json.dumps(custom_ids), _now()),
+                (self.key, batch_id, phase, "in_progress", json.dumps(custom_ids), now),
+            )
+            db.executemany(
+                "UPDATE backfill_sessions SET state = 'fetched', reason = ?, batch_id = ?, "
+                "updated_at = ? WHERE run_key = ? AND session_id = ?",
+                [(f"in batch {batch_id}", batch_id, now, self.key, sid) for sid in session_ids],
             )
 
     def batches(self, status: str | None = None) -> list[dict[str, Any]]:

@@ -2,11 +2,15 @@
 
 Write order is store (one transaction) → Langfuse push (idempotent ids) → ledger `written`,
 so a kill at any point leaves at most a step to redo and never a second set of scores.
+A push Langfuse did not fully take (an outage, or a 207 that rejected some of the seven
+scores) leaves the session `incomplete`: stored locally, ledger `stored` with the reason.
+The next run (of any run key: `push_pending`) and `scorer scores push` send the stored
+card again, without judging it again.
 """
 
 from __future__ import annotations
 
-from scorer.errors import CredentialsError, SinkError
+from scorer.errors import CredentialsError
 from scorer.jobs.discovery import SessionRef
 from scorer.jobs.estimate import estimate_prepared
 from scorer.jobs.run_state import (
@@ -14,6 +18,7 @@ from scorer.jobs.run_state import (
     SessionResult,
     TokenCounts,
     failure_reason,
+    is_verdict,
     ledger_gate,
 )
 from scorer.jobs.score import attach_session
@@ -53,6 +58,8 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
         resumed = resume_write(ctx, ref, state)
         if resumed:
             return resumed
+        if push_pending(ctx, sid):  # scored by an earlier run, Langfuse push unfinished
+            return push_stored(ctx, sid, "finished an incomplete Langfuse push")
         if not ctx.opts.rescore and already_scored(ctx, ref):
             ctx.ledger.set_state(
                 sid, "skipped", "already scored (same rubric version, model, judge)"
@@ -66,6 +73,11 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
     except Exception as exc:  # one session never stops the batch
         attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
         reason = failure_reason(exc)
+        if is_verdict(exc):  # too long even after re-chunking: final, like unscored
+            ctx.ledger.set_state(sid, "unscored", reason)
+            return SessionResult(
+                session_id=sid, outcome="unscored", reason=reason, attempts=attempts
+            )
         current = (ctx.ledger.get(sid) or {}).get("state")
         # A stored card that failed to push stays `stored`: the next run pushes it.
         ctx.ledger.set_state(sid, "stored" if current == "stored" else "failed", reason)
@@ -82,30 +94,49 @@ def resume_write(ctx: Context, ref: SessionRef, state: str) -> SessionResult | N
         or not store.is_scored(ref.session_id, ctx.rubric_version, ctx.judge_model, ctx.opts.judge)
     ):
         return None  # the store has nothing of ours: judge again
-    card = _stored_card(ctx, ref.session_id)
-    if card is not None:
-        _published(publish(card, ctx.services.sinks, store=store))
-    ctx.ledger.set_state(ref.session_id, "written", "resumed after interruption")
-    return SessionResult(
-        session_id=ref.session_id,
-        outcome="scored",
-        reason="resumed after interruption",
-        overall=card.overall if card else None,
-        recommendation=card.recommendation if card else None,
+    return push_stored(ctx, ref.session_id, "resumed after interruption")
+
+
+def push_pending(ctx: Context, session_id: str) -> bool:
+    """Whether the store holds this identity's scored card whose Langfuse push failed or
+    was partial (a 207 rejected some scores), and this run pushes: finish it, don't judge."""
+    if not ctx.services.sinks or ctx.opts.rescore:
+        return False
+    runs = ctx.services.store.list_runs(limit=5, session_id=session_id, judge=ctx.opts.judge)
+    return any(
+        r.model == ctx.judge_model
+        and r.rubric_version == ctx.rubric_version
+        and r.pushed_at is None
+        and r.push_error is not None
+        for r in runs
     )
 
 
-def _stored_card(ctx: Context, session_id: str) -> Scorecard | None:
-    return ctx.services.store.latest(session_id, judge=ctx.opts.judge, model=ctx.judge_model)
+def push_stored(ctx: Context, session_id: str, why: str) -> SessionResult:
+    """Publish the stored card again (no judge call) and report what the sinks took."""
+    card = ctx.services.store.latest(session_id, judge=ctx.opts.judge, model=ctx.judge_model)
+    result = SessionResult(session_id=session_id, outcome="scored", reason=why)
+    if card is None:
+        ctx.ledger.set_state(session_id, "written", why)
+        return result
+    result.overall, result.recommendation = card.overall, card.recommendation
+    done = publish(card, ctx.services.sinks, store=ctx.services.store)
+    return _after_publish(ctx, done, result)
 
 
-def _published(done: Published) -> None:
-    """Backfill's reading of `publish`: a failed push fails the session (it stays `stored`
-    in the ledger, so the next run pushes it); bad credentials stop the run."""
+def _after_publish(ctx: Context, done: Published, result: SessionResult) -> SessionResult:
+    """`written` when every sink took the card. When a remote one did not (outage, or a
+    207 that rejected some scores) the session is `incomplete` and its ledger row stays
+    `stored` with the reason, so the next run and `scorer scores push` finish it.
+    Bad credentials stop the run."""
     if done.fatal is not None:
         raise done.fatal
     if not done.ok:
-        raise SinkError(done.problem())
+        problem = done.problem()
+        ctx.ledger.set_state(result.session_id, "stored", problem)
+        return result.model_copy(update={"outcome": "incomplete", "reason": problem})
+    ctx.ledger.set_state(result.session_id, "written", result.reason)
+    return result
 
 
 def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
@@ -114,7 +145,16 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     ctx.ledger.set_state(sid, "fetched")
     # Counting tokens holds the GIL; only pay for it when a cap needs the estimate.
     needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None
-    estimate = estimate_prepared(prepared, model=ctx.model).cost_usd if needs_estimate else 0.0
+    estimate = 0.0
+    if needs_estimate:
+        # The run's own judge when it is the Sonnet one: its rate-limited client counts.
+        judge = ctx.services.judge if hasattr(ctx.services.judge, "scoring_request") else None
+        estimate = estimate_prepared(
+            prepared,
+            model=ctx.model,
+            effort=ctx.opts.effort,
+            judge=judge,  # type: ignore[arg-type]
+        ).cost_usd
     if not ctx.budget.reserve(estimate):
         ctx.ledger.set_state(sid, "discovered", "cost cap reached")
         return SessionResult(
@@ -143,7 +183,8 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
 
 
 def write_card(ctx: Context, card: Scorecard, attempts: int) -> SessionResult:
-    """store (transactional) → Langfuse push (idempotent ids) → ledger `written`."""
+    """store (transactional) → Langfuse push (idempotent ids) → ledger `written`
+    (or `incomplete`: see `_after_publish`)."""
     sid = card.session_id
     usage: TokenCounts = {
         "input_tokens": card.usage.input_tokens,
@@ -151,9 +192,8 @@ def write_card(ctx: Context, card: Scorecard, attempts: int) -> SessionResult:
     }
     ctx.ledger.set_state(sid, "judged", cost_usd=card.cost_usd, **usage)
     sinks = [ctx.services.store, *ctx.services.sinks]
-    _published(publish(card, sinks, on_stored=lambda: ctx.ledger.set_state(sid, "stored")))
-    ctx.ledger.set_state(sid, "written")
-    return SessionResult(
+    done = publish(card, sinks, on_stored=lambda: ctx.ledger.set_state(sid, "stored"))
+    result = SessionResult(
         session_id=sid,
         outcome="scored",
         attempts=attempts,
@@ -162,6 +202,7 @@ def write_card(ctx: Context, card: Scorecard, attempts: int) -> SessionResult:
         recommendation=card.recommendation,
         **usage,
     )
+    return _after_publish(ctx, done, result)
 
 
 def estimate_one(ctx: Context, ref: SessionRef) -> SessionResult:
@@ -172,10 +213,13 @@ def estimate_one(ctx: Context, ref: SessionRef) -> SessionResult:
         return SessionResult(
             session_id=ref.session_id, outcome="failed", reason=failure_reason(exc)
         )
-    est = estimate_prepared(prepared, model=ctx.model, batch=ctx.opts.batch_api)
+    est = estimate_prepared(
+        prepared, model=ctx.model, batch=ctx.opts.batch_api, effort=ctx.opts.effort
+    )
     return SessionResult(
         session_id=ref.session_id,
         outcome="estimated",
+        reason=f"input: {est.input_basis}; output: {est.output_basis}",
         input_tokens=est.input_tokens,
         output_tokens=est.output_tokens,
         cost_usd=est.cost_usd,

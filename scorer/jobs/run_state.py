@@ -27,7 +27,10 @@ if TYPE_CHECKING:
     from scorer.sinks.store import ScoreStore
 
 SourceName = Literal["claude-code", "langfuse"]
-Outcome = Literal["scored", "skipped", "unscored", "failed", "not_started", "estimated"]
+Outcome = Literal[
+    "scored", "incomplete", "skipped", "unscored", "failed", "not_started", "estimated"
+]
+"""`incomplete`: judged and stored, but Langfuse did not take all seven scores yet."""
 
 
 class BackfillOptions(BaseModel):
@@ -52,6 +55,10 @@ class BackfillOptions(BaseModel):
     rescore: bool = False
     judge: Literal["llm", "heuristic"] = "llm"
     model: str | None = None
+    effort: str | None = None
+    """The LLM judge's `output_config.effort` (None: `SCORER_EFFORT`)."""
+    fallback_model: str | None = None
+    """Where the LLM judge retries a refusal (None: `SCORER_FALLBACK_MODEL`)."""
     projects_root: Path | None = None
     shard: tuple[int, int] | None = None
     batch_api: bool = False
@@ -63,6 +70,8 @@ class BackfillOptions(BaseModel):
     """Write scores to Langfuse; None means "when the source is Langfuse"."""
     max_attempts: int = 3
     """A session failed this many times (over runs) is not retried again."""
+    verify_sample: int = 5
+    """Sessions pushed this run whose scores are read back from Langfuse (0: none)."""
 
     def key_params(self, rubric_version: str, model: str) -> dict[str, Any]:
         """What decides the run's result, hence its ledger key."""
@@ -121,6 +130,9 @@ class BackfillSummary(BaseModel):
     """Sessions left alone because they were active within the idle threshold."""
     selected: int = 0
     scored: int = 0
+    incomplete: int = 0
+    """Scored and stored, but not (fully) in Langfuse: the next run or `scorer scores push`
+    finishes them."""
     skipped: int = 0
     unscored: int = 0
     failed: int = 0
@@ -132,11 +144,19 @@ class BackfillSummary(BaseModel):
     estimated_input_tokens: int = 0
     estimated_output_tokens: int = 0
     estimated_cost_usd: float = 0.0
+    estimate_basis: list[str] = Field(default_factory=list)
+    """How the dry-run estimate was reached (input tokens; output tokens), see `estimate`."""
     escalated: list[str] = Field(default_factory=list)
     calibration: list[str] = Field(default_factory=list)
+    not_queued: list[str] = Field(default_factory=list)
+    """Picked for review but local-only (never traced to Langfuse): not queued."""
+    verified: int = 0
+    """Pushed sessions read back from Langfuse (`verify_sample`); missing ones are failed."""
+    verify_error: str | None = None
+    """Why the read-back itself failed (the pushes may still be fine)."""
     rate_limit_pauses: dict[str, int] = Field(default_factory=dict)
     failures: list[SessionResult] = Field(default_factory=list)
-    """Failed and unscored sessions with their reasons."""
+    """Failed, unscored and incomplete sessions with their reasons."""
     notes: list[str] = Field(default_factory=list)
     """Files discovery skipped or guessed about (symlinks, FIFOs, id clashes, clocks)."""
     wall_seconds: float = 0.0
@@ -147,8 +167,14 @@ class BackfillSummary(BaseModel):
         self.input_tokens += result.input_tokens
         self.output_tokens += result.output_tokens
         self.cost_usd = round(self.cost_usd + result.cost_usd, 6)
-        if result.outcome in ("failed", "unscored"):
+        if result.outcome in ("failed", "unscored", "incomplete"):
             self.failures.append(result)
+        if (
+            result.outcome == "estimated"
+            and result.reason
+            and result.reason not in self.estimate_basis
+        ):
+            self.estimate_basis.append(result.reason)
 
 
 class Budget:
@@ -272,6 +298,16 @@ def unscored_before(row: dict[str, Any], session_id: str) -> SessionResult:
 
 def _stop_reason(ctx: Context) -> str:
     return "cost cap reached" if ctx.budget.stopped else "run stopped"
+
+
+def is_verdict(exc: BaseException) -> bool:
+    """Whether a failure is about the content, hence final for the run key like an
+    unscored reply: a session still too long for the judge after its re-chunks. Any
+    other failure (an API outage after the retries, a Langfuse error) is infrastructure:
+    `failed`, tried again by the next run up to `max_attempts`."""
+    from scorer.judge.anthropic import ContextWindowExceeded
+
+    return isinstance(exc, ContextWindowExceeded)
 
 
 def failure_reason(exc: BaseException) -> str:

@@ -40,12 +40,17 @@ def judge_prepared(
     model: str | None = None,
     rubric: Rubric | None = None,
     client: Any = None,
+    effort: str | None = None,
+    fallback_model: str | None = None,
 ) -> Scorecard:
     """Run the judge of this kind on a prepared session; the card carries the session's
     description, its redacted rendered timeline (for the store and the viewer) and any
     input problems (lines skipped or decoded with replacements) in `meta`."""
-    card = make_judge(kind, model=model, rubric=rubric, client=client).judge(prepared)
-    return attach_session(card, prepared)
+    judge = make_judge(
+        kind, model=model, rubric=rubric, client=client, effort=effort,
+        fallback_model=fallback_model,
+    )  # fmt: skip
+    return attach_session(judge.judge(prepared), prepared)
 
 
 def attach_session(card: Scorecard, prepared: Prepared) -> Scorecard:
@@ -68,9 +73,14 @@ def judge_and_store(
     model: str | None = None,
     store: bool = True,
     client: Any = None,
+    effort: str | None = None,
+    fallback_model: str | None = None,
 ) -> Scorecard:
     """Judge a prepared session, stamp provenance, and publish it to the local store."""
-    card = judge_prepared(prepared, choose_judge(judge), model=model, client=client)
+    card = judge_prepared(
+        prepared, choose_judge(judge), model=model, client=client, effort=effort,
+        fallback_model=fallback_model,
+    )  # fmt: skip
     card.meta.setdefault("redactions", prepared.redactions.total)
     if prepared.session.origin:
         card.meta.setdefault("origin", prepared.session.origin)
@@ -93,6 +103,8 @@ def score_session(
     overlap: int | None = None,
     store: bool = True,
     client: Any = None,
+    effort: str | None = None,
+    fallback_model: str | None = None,
 ) -> tuple[Prepared, Scorecard]:
     """Score one session: load, redact, render, chunk, judge, and save it locally.
 
@@ -115,19 +127,27 @@ def score_session(
         overlap: Events repeated between chunks (default `SCORER_CHUNK_OVERLAP`).
         store: Save the card to the local SQLite store (`$SCORER_HOME/scores.sqlite3`).
         client: An `anthropic.Anthropic` client for the LLM judge (default: from settings).
+        effort: The LLM judge's `output_config.effort` (default `SCORER_EFFORT`, medium).
+        fallback_model: Where a refused request is retried (default
+            `SCORER_FALLBACK_MODEL`, claude-sonnet-4-6).
 
     Returns:
-        The prepared (redacted, chunked) session and its scorecard. A judge failure is an
+        The prepared (redacted, chunked) session and its scorecard. A session the judge
+        cannot score (invalid output twice, refused by the fallback too, too long) is an
         unscored card with its reason, not an exception.
 
     Raises:
         SourceError: The session cannot be read.
         CredentialsError: The judge's key is missing or rejected.
-        JudgeError: The judge could not run.
+        JudgeError: The judge API failed after retries (429/529/5xx/network) or rejected
+            the request.
     """
     session = source.load()
     if task and not session.task:
         session.task = task
     prepared = prepare(session, budget=budget, overlap=overlap)
-    card = judge_and_store(prepared, judge=judge, model=model, store=store, client=client)
+    card = judge_and_store(
+        prepared, judge=judge, model=model, store=store, client=client, effort=effort,
+        fallback_model=fallback_model,
+    )  # fmt: skip
     return prepared, card

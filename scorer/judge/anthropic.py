@@ -5,22 +5,25 @@
                     context, all notes and the tail of the last chunk
 
 Every call sends the same cached system prefix (role + rubric) and asks for structured
-output through `output_config` (JSON schema); temperature and tool_choice are never sent,
-since Sonnet 5.x rejects both. The overall is computed here from the rubric weights.
+output through `output_config` (JSON schema, built once per process) with an explicit
+`effort`; `max_tokens` holds thinking plus the answer at that effort (`judge.catalog`).
+Temperature and tool_choice are never sent, since Sonnet 5.x rejects both. The overall is
+computed here from the rubric weights.
 
-Failure policy:
-    invalid reply (bad JSON, schema mismatch, refusal, max_tokens) → one repair call with
-        the error, then an UNSCORED card (reason + raw reply kept), never low scores
-    API still failing after retries (429/529/5xx/network) → UNSCORED card with the reason
+Failure policy (`judge.calls` follows each reply, `judge.client` maps API errors):
+    invalid reply → one repair call, then UNSCORED ("invalid_output", raw reply kept)
+    max_tokens → the same request once with a larger budget
+    refusal → recorded on the card, retried on the fallback model, then UNSCORED ("refused")
+    too long (before sending, a 400, or model_context_window_exceeded) → re-chunk, and
+        UNSCORED ("too_long") when re-chunking cannot make it fit
+    API still failing after retries (429/529/5xx/network) → JudgeError (never unscored)
     401/403 → CredentialsError naming ANTHROPIC_API_KEY
-    request too large for the context window → ContextWindowExceeded (re-chunk and retry)
-    any other API rejection (bad model id, 400) → JudgeError
 """
 
 from __future__ import annotations
 
 import logging
-import warnings
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -30,97 +33,48 @@ import anthropic
 from pydantic import BaseModel
 
 from scorer._version import package_version
-from scorer.errors import CredentialsError, JudgeError
+from scorer.errors import ConfigError, JudgeError
 from scorer.judge import prompts as P
+from scorer.judge.calls import CallSettler
+from scorer.judge.catalog import (
+    EFFORTS,
+    CallKind,
+    ModelDeprecationWarning,
+    context_window,
+    max_tokens_for,
+    warn_if_deprecated,
+)
+from scorer.judge.client import ContextWindowExceeded, api_failure, count_tokens, make_client, send
 from scorer.judge.cost import Pricing, load_pricing
 from scorer.judge.reply import (
-    InvalidReply,
     M,
     Unscored,
     UsageTally,
+    build_checklist,
     build_scores,
+    checklist_conflict,
     known_events,
-    reply_text,
-    validate_reply,
 )
-from scorer.judge.retry import call_with_retries, classify, describe
 from scorer.judge.rubric import Rubric, default_rubric
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
 from scorer.models import Chunk, JudgeUsage, Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
-from scorer.settings import DEFAULT_MODEL, get_settings
+from scorer.settings import get_settings
+
+__all__ = [
+    "AnthropicJudge",
+    "ContextWindowExceeded",
+    "ModelDeprecationWarning",
+    "make_client",
+    "warn_if_deprecated",
+]
 
 log = logging.getLogger(__name__)
 
-NOTES_MAX_TOKENS = 4096
-FINAL_MAX_TOKENS = 8192
 TAIL_CHARS = 24_000
 """How much of the last chunk the final call sees verbatim (~6k tokens)."""
-DEFAULT_CONTEXT_WINDOW = 200_000
-CONTEXT_WINDOWS: dict[str, int] = {"claude-sonnet-5-5": 200_000, "claude-sonnet-4-5": 200_000}
-DEPRECATED_MODELS: dict[str, str] = {
-    "claude-sonnet-4-5": "2026-11-30",
-    "claude-sonnet-4-5-20250929": "2026-11-30",
-    "claude-sonnet-4-0": "2026-06-15",
-    "claude-sonnet-4-20250514": "2026-06-15",
-    "claude-opus-4-0": "2026-06-15",
-    "claude-3-7-sonnet-latest": "2026-02-19",
-    "claude-3-7-sonnet-20250219": "2026-02-19",
-}
-"""Model id → end-of-life date; judging with one of these warns."""
-
-
-class ModelDeprecationWarning(UserWarning):
-    """The configured judge model is deprecated or past its end of life."""
-
-
-class ContextWindowExceeded(JudgeError):
-    """A request would not fit the model's context window.
-
-    The orchestrator should re-chunk the session with a smaller budget (e.g. `budget * 0.7`)
-    and call `judge()` again. `tokens` is the measured (or estimated) prompt size, `limit`
-    the room left for the prompt, `chunk_index` the offending chunk.
-    """
-
-    def __init__(self, tokens: int | None, limit: int, chunk_index: int | None) -> None:
-        self.tokens, self.limit, self.chunk_index = tokens, limit, chunk_index
-        where = f"chunk {chunk_index}" if chunk_index is not None else "a judge request"
-        size = f"needs {tokens} tokens" if tokens is not None else "is too long"
-        super().__init__(
-            f"{where} {size} but the judge model allows {limit}: "
-            "re-chunk with a smaller SCORER_CHUNK_BUDGET"
-        )
-
-
-def warn_if_deprecated(model: str) -> None:
-    """Warn (and log) when `model` is in the deprecation table."""
-    eol = DEPRECATED_MODELS.get(model)
-    if eol:
-        msg = f"judge model {model} is deprecated (end of life {eol}); set SCORER_MODEL={DEFAULT_MODEL}"
-        log.warning(msg)
-        warnings.warn(msg, ModelDeprecationWarning, stacklevel=3)
-
-
-def make_client(
-    *, http_client: Any = None, hint: str = "to use the Sonnet judge"
-) -> anthropic.Anthropic:
-    """The one Anthropic client factory: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, and
-    ANTHROPIC_BASE_URL, all read through `Settings` (so `.env` applies); SDK retries off.
-
-    Args:
-        http_client: An `httpx2.Client` (backfill passes its rate-limited one).
-        hint: Ends the missing-credentials message.
-    """
-    settings = get_settings()
-    if not settings.anthropic_configured:
-        raise CredentialsError(f"ANTHROPIC_API_KEY is not set: export it {hint}")
-    return anthropic.Anthropic(
-        api_key=settings.anthropic_api_key,
-        auth_token=settings.anthropic_auth_token,
-        base_url=settings.anthropic_base_url,
-        max_retries=0,
-        http_client=http_client,
-    )
+NEAR_LIMIT = 0.85
+"""Confirm a request with `count_tokens` only when its estimate passes this share of the room."""
 
 
 class AnthropicJudge:
@@ -133,9 +87,15 @@ class AnthropicJudge:
         max_concurrency: Parallel notes calls for chunked sessions.
         pricing: Price table for `cost_usd`.
         counter: Token estimator with `.count(text)`; defaults to `TokenCounter`.
-        verify_tokens: Confirm the largest request with `count_tokens` before sending;
-            None means "when ANTHROPIC_API_KEY is set".
+        verify_tokens: Confirm a request near the limit with `count_tokens` before
+            sending; None means "when ANTHROPIC_API_KEY is set".
         prompts: Prompt templates; defaults to the bundled `prompts/`.
+        effort: `output_config.effort` (default `SCORER_EFFORT`, medium).
+        fallback_model: Where a refusal is retried (default `SCORER_FALLBACK_MODEL`;
+            "" for none).
+
+    Raises:
+        ConfigError: `effort` is not one of low, medium, high, xhigh, max.
     """
 
     kind = "llm"
@@ -151,8 +111,17 @@ class AnthropicJudge:
         counter: Any = None,
         verify_tokens: bool | None = None,
         prompts: P.PromptSet | None = None,
+        effort: str | None = None,
+        fallback_model: str | None = None,
     ) -> None:
-        self.model = model or get_settings().model
+        settings = get_settings()
+        self.model = model or settings.model
+        self.effort = effort or settings.effort
+        if self.effort not in EFFORTS:
+            raise ConfigError(f"effort must be one of {', '.join(EFFORTS)}, got {self.effort!r}")
+        self.fallback_model = (
+            settings.fallback_model if fallback_model is None else fallback_model
+        ) or None
         self.rubric = rubric or default_rubric()
         self.max_concurrency = max(1, max_concurrency)
         self.pricing = pricing or load_pricing()
@@ -162,7 +131,9 @@ class AnthropicJudge:
         self._client = client.with_options(max_retries=0) if client is not None else None
         self._reply_model = scoring_model(self.rubric)
         self._system = P.system_blocks(self.prompts, self.rubric)
-        self.context_window = CONTEXT_WINDOWS.get(self.model, DEFAULT_CONTEXT_WINDOW)
+        self.context_window = context_window(self.model, settings.context_window)
+        self.max_prompt_tokens = settings.max_prompt_tokens
+        self._overhead: dict[str, int] = {}
         warn_if_deprecated(self.model)
 
     @property
@@ -176,7 +147,7 @@ class AnthropicJudge:
         if self._counter is None:
             from scorer.prepare.tokens import TokenCounter
 
-            self._counter = TokenCounter(get_settings().token_safety_factor)
+            self._counter = TokenCounter(get_settings().estimate_factor)
         return self._counter
 
     @property
@@ -184,26 +155,45 @@ class AnthropicJudge:
         """The system prompt text (role + rubric) every request of this judge sends."""
         return self._system[0]["text"]
 
+    def max_tokens(self, kind: CallKind) -> int:
+        """`max_tokens` of a notes or scoring call: answer plus thinking at this effort."""
+        return max_tokens_for(kind, self.effort, self.model)
+
     # --- public API ----------------------------------------------------------------
 
     def judge(self, prepared: Prepared) -> Scorecard:
         """Score a prepared session (the `Judge` protocol), re-chunking when it overflows.
 
-        A context-window overflow (Claude counts more tokens than the tiktoken estimate)
-        re-chunks with a smaller budget up to `RECHUNK_ATTEMPTS` times; each re-chunk is
-        recorded on the card as `meta["notes"]`.
+        A context-window overflow re-chunks with a smaller budget up to `RECHUNK_ATTEMPTS`
+        times (each recorded in `meta["notes"]`); still too long is an unscored card. What
+        the overflowing attempts spent is added to the card's usage and cost.
 
         Raises:
             CredentialsError: The key is missing or rejected.
-            ContextWindowExceeded: Still too big after the re-chunks.
-            JudgeError: The API rejected the request for another reason.
+            JudgeError: The API failed after retries or rejected the request.
         """
-        for _ in range(RECHUNK_ATTEMPTS):
+        spent = JudgeUsage()
+        for attempt in range(RECHUNK_ATTEMPTS + 1):
             try:
-                return self._judge_prepared(prepared)
+                card = self._judge_prepared(prepared)
+                break
             except ContextWindowExceeded as exc:
-                prepared = rechunk(prepared, exc)
-        return self._judge_prepared(prepared)
+                spent = spent.add(getattr(exc, "spent", JudgeUsage()))
+                if attempt < RECHUNK_ATTEMPTS:
+                    prepared = rechunk(prepared, exc)
+                    continue
+                session, meta = prepared.session, {"notes": list(prepared.notes)}
+                too_long = Unscored(f"too long: {exc}", code="too_long")
+                return self.make_card(
+                    session.session_id, session.source.value, prepared.chunks, spent, meta,
+                    unscored=too_long,
+                )  # fmt: skip
+        if not spent.requests:
+            return card
+        usage = card.usage.add(spent)
+        return card.model_copy(
+            update={"usage": usage, "cost_usd": self.pricing.cost_usd(usage, self.model)}
+        )
 
     def _judge_prepared(self, prepared: Prepared) -> Scorecard:
         session = prepared.session
@@ -234,17 +224,24 @@ class AnthropicJudge:
         Raises:
             CredentialsError: The key is missing or rejected.
             ContextWindowExceeded: A chunk does not fit; re-chunk smaller and call again.
-            JudgeError: The API rejected the request for another reason.
+            JudgeError: The API failed after retries or rejected the request.
         """
         if not chunks:
             raise JudgeError(f"session {session_id}: nothing to judge (no chunks)")
-        ledger = UsageTally()
+        tally = UsageTally()
         meta: dict[str, Any] = {"cost_estimated": self.pricing.is_estimated(self.model)}
         try:
-            reply = self._run(header, chunks, ledger, meta)
+            reply = self._run(header, chunks, tally, meta)
+        except ContextWindowExceeded as e:
+            e.spent = tally.usage  # type: ignore[attr-defined]  # judge() bills it
+            raise
         except Unscored as e:
-            return self.make_card(session_id, source, chunks, ledger.usage, meta, unscored=e)
-        return self.make_card(session_id, source, chunks, ledger.usage, meta, reply=reply)
+            return self.make_card(
+                session_id, source, chunks, tally.usage, meta, unscored=e, calls=tally
+            )
+        return self.make_card(
+            session_id, source, chunks, tally.usage, meta, reply=reply, calls=tally
+        )
 
     # --- request building and reply parsing (shared with Message Batches) -----------
 
@@ -257,21 +254,20 @@ class AnthropicJudge:
             "max_tokens": max_tokens,
             "system": self._system,
             "messages": messages,
-            "output_config": output_config(reply),
+            "output_config": {"effort": self.effort, **output_config(reply)},
         }
 
     def scoring_request(self, header: str, chunk: Chunk) -> dict[str, Any]:
         """Params of the one scoring call of a single-chunk session."""
         messages = P.single_scoring_messages(self.prompts, header, chunk)
-        return self.request_params(messages, self._reply_model, FINAL_MAX_TOKENS)
+        return self.request_params(messages, self._reply_model, self.max_tokens("score"))
 
     def notes_requests(self, header: str, chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
         """Params of the chunk-notes calls of a multi-chunk session, in chunk order."""
+        budget = self.max_tokens("notes")
         return [
             self.request_params(
-                P.chunk_notes_messages(self.prompts, header, c, len(chunks)),
-                ChunkNotes,
-                NOTES_MAX_TOKENS,
+                P.chunk_notes_messages(self.prompts, header, c, len(chunks)), ChunkNotes, budget
             )
             for c in chunks
         ]
@@ -283,12 +279,21 @@ class AnthropicJudge:
         messages = P.final_scoring_messages(
             self.prompts, header, notes, last_chunk, tail_chars=TAIL_CHARS
         )
-        return self.request_params(messages, self._reply_model, FINAL_MAX_TOKENS)
+        return self.request_params(messages, self._reply_model, self.max_tokens("score"))
 
     @property
     def reply_model(self) -> type[ScoringReplyBase]:
         """The pydantic model of a scoring reply for this judge's rubric."""
         return self._reply_model
+
+    def settler(self, tally: UsageTally) -> CallSettler:
+        """Follows replies through refusal fallback, budget growth and repair (`calls`)."""
+        return CallSettler(
+            lambda params: send(self.client, params),
+            tally,
+            self.fallback_model,
+            self.context_window,
+        )
 
     def parse_or_repair(
         self,
@@ -298,33 +303,16 @@ class AnthropicJudge:
         tally: UsageTally,
         label: str,
     ) -> M:
-        """Validate a response to `params`; on an invalid reply make one direct repair call.
+        """See a response to `params` through (`calls.CallSettler.settle`).
 
-        The repair call's usage goes to `tally` (the first response's usage is the
-        caller's to count, since a batch response is priced differently).
+        Follow-up calls' usage goes to `tally` (the first response's usage is the caller's
+        to count, since a batch response is priced differently).
 
         Raises:
-            Unscored: Both replies were unusable (reason and raw reply kept).
-            anthropic.APIError: The repair call failed after retries.
+            Unscored: Refused on the fallback too, or invalid after one repair.
+            anthropic.APIError: A follow-up call failed after retries.
         """
-        raw = reply_text(response)
-        try:
-            return validate_reply(response.stop_reason, raw, reply)
-        except InvalidReply as first:
-            log.info("%s: invalid reply (%s), asking for a repair", label, first)
-            max_tokens = params["max_tokens"]
-            if response.stop_reason == "max_tokens":
-                max_tokens *= 2  # the reply was cut off: give the repair room
-            messages = P.repair_messages(params["messages"], raw, str(first))
-            response = self._send(self.request_params(messages, reply, max_tokens))
-            tally.add(response.usage)
-            raw = reply_text(response)
-            try:
-                return validate_reply(response.stop_reason, raw, reply)
-            except InvalidReply as second:
-                raise Unscored(
-                    f"{label}: invalid structured output after one repair: {second}", raw
-                ) from second
+        return self.settler(tally).settle(params, response, reply, label)
 
     def make_card(
         self,
@@ -337,6 +325,7 @@ class AnthropicJudge:
         reply: ScoringReplyBase | None = None,
         unscored: Unscored | None = None,
         cost_usd: float | None = None,
+        calls: UsageTally | None = None,
     ) -> Scorecard:
         """The Scorecard of a judged session: scored from `reply`, or `unscored`.
 
@@ -349,15 +338,21 @@ class AnthropicJudge:
             reply: The validated scoring reply (None with `unscored`).
             unscored: Why there are no scores.
             cost_usd: USD spent; defaults to `usage` at the full (non-batch) price.
+            calls: The tally of the calls: answering models and refusals.
         """
+        answered = calls.answered_by if calls else []
         card = Scorecard(
             session_id=session_id,
             source=source,
             status="unscored" if unscored else "scored",
             unscored_reason=unscored.reason if unscored else None,
+            unscored_code=unscored.code if unscored else None,
             raw_reply=unscored.raw if unscored else None,
             judge="llm",
             model=self.model,
+            answered_by=answered[-1] if answered else None,
+            effort=self.effort,
+            refusals=list(calls.refusals) if calls else [],
             prompt_version=self.prompts.version,
             prompt_hash=self.prompts.hash,
             rubric_version=self.rubric.version,
@@ -371,10 +366,19 @@ class AnthropicJudge:
         )
         if unscored is not None or reply is None:
             return card
-        scores, unknown = build_scores(reply, self.rubric, known_events(chunks))
+        known = known_events(chunks)
+        scores, unknown = build_scores(reply, self.rubric, known)
+        checklist = build_checklist(reply, known)
+        conflict = checklist_conflict(checklist, scores["goal_achievement"].label)
+        if conflict:  # flagged, not overridden: calibration shows which one to trust
+            card.meta["checklist_conflict"] = conflict
+        unknown = sorted(
+            {*unknown, *(e.event for c in checklist for e in c.evidence if not e.valid)}
+        )
         return card.model_copy(
             update={
                 "scores": scores,
+                "requirements": checklist,
                 "unknown_refs": unknown,
                 "recommendation": reply.recommendation,  # type: ignore[attr-defined]
                 "accomplishments": reply.accomplishments,
@@ -386,111 +390,86 @@ class AnthropicJudge:
     # --- the calls -----------------------------------------------------------------
 
     def _run(
-        self, header: str, chunks: Sequence[Chunk], ledger: UsageTally, meta: dict[str, Any]
+        self, header: str, chunks: Sequence[Chunk], tally: UsageTally, meta: dict[str, Any]
     ) -> ScoringReplyBase:
+        settler = self.settler(tally)
         try:
+            meta["prompt_tokens"] = self.check_chunks(header, chunks)
             if len(chunks) == 1:
-                messages = P.single_scoring_messages(self.prompts, header, chunks[0])
-                meta["prompt_tokens"] = self._check_fits(
-                    [(chunks[0].index, messages)], self._reply_model, FINAL_MAX_TOKENS
+                return settler.call(
+                    self.scoring_request(header, chunks[0]), self._reply_model, "score"
                 )
-                return self._structured(
-                    messages, self._reply_model, FINAL_MAX_TOKENS, ledger, "score"
-                )
-            requests = [
-                (c.index, P.chunk_notes_messages(self.prompts, header, c, len(chunks)))
-                for c in chunks
-            ]
-            meta["prompt_tokens"] = self._check_fits(requests, ChunkNotes, NOTES_MAX_TOKENS)
-            notes = self._all_notes(requests, ledger)
+            notes = self._all_notes(settler, self.notes_requests(header, chunks))
             meta["chunk_notes"] = [n.model_dump() for n in notes]
-            messages = P.final_scoring_messages(
-                self.prompts, header, notes, chunks[-1], tail_chars=TAIL_CHARS
-            )
-            return self._structured(messages, self._reply_model, FINAL_MAX_TOKENS, ledger, "score")
+            final = self.final_request(header, notes, chunks[-1])
+            return settler.call(final, self._reply_model, "score")
         except anthropic.APIError as e:
-            raise self._api_failure(e) from e
+            raise api_failure(e, self.context_window) from e
 
-    def _all_notes(
-        self, requests: list[tuple[int, list[dict]]], ledger: UsageTally
-    ) -> list[ChunkNotes]:
-        def one(request: tuple[int, list[dict]]) -> ChunkNotes:
-            index, messages = request
-            return self._structured(
-                messages, ChunkNotes, NOTES_MAX_TOKENS, ledger, f"chunk {index} notes"
-            )
+    def _all_notes(self, settler: CallSettler, requests: list[dict[str, Any]]) -> list[ChunkNotes]:
+        def one(indexed: tuple[int, dict[str, Any]]) -> ChunkNotes:
+            index, params = indexed
+            return settler.call(params, ChunkNotes, f"chunk {index} notes")
 
         workers = min(self.max_concurrency, len(requests))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-notes") as pool:
-            return list(pool.map(one, requests))
-
-    def _structured(
-        self, messages: list[dict], model: type[M], max_tokens: int, ledger: UsageTally, label: str
-    ) -> M:
-        """One call plus at most one repair call; raises `Unscored` if both are unusable."""
-        params = self.request_params(messages, model, max_tokens)
-        response = self._send(params)
-        ledger.add(response.usage)
-        return self.parse_or_repair(params, response, model, ledger, label)
-
-    def _send(self, params: dict[str, Any]) -> Any:
-        return call_with_retries(lambda: self.client.messages.create(**params))
+            return list(pool.map(one, enumerate(requests)))
 
     def api_failure(self, e: anthropic.APIError) -> Exception:
-        """The typed error (or `Unscored`) an API error after retries turns into."""
-        return self._api_failure(e)
+        """The typed error an API error after retries turns into (`client.api_failure`)."""
+        return api_failure(e, self.context_window)
 
-    def check_fits(
-        self, requests: list[tuple[int, list[dict]]], reply: type[BaseModel], max_tokens: int
-    ) -> int:
-        """Largest request's prompt tokens; raises ContextWindowExceeded when it cannot fit."""
-        return self._check_fits(requests, reply, max_tokens)
+    # --- does it fit? ----------------------------------------------------------------
 
-    def _api_failure(self, e: anthropic.APIError) -> Exception:
-        if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-            return CredentialsError(f"ANTHROPIC_API_KEY was rejected by the API ({describe(e)})")
-        message = getattr(e, "message", str(e))
-        if isinstance(e, anthropic.BadRequestError) and "too long" in message.lower():
-            return ContextWindowExceeded(None, self.context_window, None)
-        if classify(e).retry:
-            return Unscored(f"API error after retries: {describe(e)}: {message}")
-        return JudgeError(f"judge API rejected the request ({describe(e)}): {message}")
+    def _kind(self, chunks: Sequence[Chunk]) -> CallKind:
+        return "score" if len(chunks) == 1 else "notes"
 
-    def _check_fits(
-        self, requests: list[tuple[int, list[dict]]], reply: type[BaseModel], max_tokens: int
-    ) -> int:
-        """Measure the largest request; raise ContextWindowExceeded when it cannot fit."""
-        system_text = self._system[0]["text"]
-        sizes = [
-            self.counter.count(system_text + "".join(m["content"] for m in msgs))
-            for _, msgs in requests
-        ]
-        largest = max(range(len(requests)), key=sizes.__getitem__)
-        index, messages = requests[largest]
-        tokens = sizes[largest]
-        verify = self._verify_tokens
-        if verify is None:
-            verify = bool(get_settings().anthropic_api_key)
-        if verify:
-            tokens = self._count_tokens(messages, reply, tokens)
-        room = self.context_window - max_tokens
+    def overhead(self, kind: CallKind) -> int:
+        """Estimated tokens of the system prompt and template around one chunk (once)."""
+        if kind not in self._overhead:
+            empty = Chunk(index=0, text="", event_indices=[], tokens=0)
+            if kind == "score":
+                messages = P.single_scoring_messages(self.prompts, "", empty)
+            else:
+                messages = P.chunk_notes_messages(self.prompts, "", empty, 2)
+            text = self.system_text + "".join(m["content"] for m in messages)
+            self._overhead[kind] = self.counter.count(text)
+        return self._overhead[kind]
+
+    def estimate_chunk(self, chunk: Chunk, kind: CallKind) -> int:
+        """Prompt tokens of `chunk`'s request from the chunker's own count (no re-tokenising)."""
+        settings = get_settings()
+        scale = settings.estimate_factor / settings.token_safety_factor
+        return math.ceil(chunk.tokens * scale) + self.overhead(kind)
+
+    def room(self, kind: CallKind) -> int:
+        """The single-call ceiling: `SCORER_MAX_PROMPT_TOKENS`, within window − max_tokens."""
+        room = self.context_window - self.max_tokens(kind)
+        return min(room, self.max_prompt_tokens) if self.max_prompt_tokens else room
+
+    def check_chunks(self, header: str, chunks: Sequence[Chunk]) -> int:
+        """The largest request's prompt tokens; raises ContextWindowExceeded when it cannot fit.
+
+        Estimated from `Chunk.tokens`; only a request near the ceiling is confirmed with
+        `count_tokens` (when a key is set), so a normal session costs no extra call.
+        """
+        kind = self._kind(chunks)
+        sizes = [self.estimate_chunk(c, kind) for c in chunks]
+        largest = max(range(len(chunks)), key=sizes.__getitem__)
+        tokens, room = sizes[largest], self.room(kind)
+        if tokens > NEAR_LIMIT * room and self._should_verify():
+            chunk = chunks[largest]
+            if kind == "score":
+                params = self.scoring_request(header, chunk)
+            else:
+                messages = P.chunk_notes_messages(self.prompts, header, chunk, len(chunks))
+                params = self.request_params(messages, ChunkNotes, self.max_tokens("notes"))
+            tokens = count_tokens(self.client, params) or tokens
         if tokens > room:
-            raise ContextWindowExceeded(tokens, room, index)
+            raise ContextWindowExceeded(tokens, room, chunks[largest].index)
         return tokens
 
-    def _count_tokens(self, messages: list[dict], reply: type[BaseModel], estimate: int) -> int:
-        # Plain dicts, like `request_params`: the SDK's TypedDict params accept them at runtime.
-        params: dict[str, Any] = {
-            "model": self.model,
-            "system": self._system,
-            "messages": messages,
-            "output_config": output_config(reply),
-        }
-        try:
-            counted = call_with_retries(lambda: self.client.messages.count_tokens(**params))
-        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as e:
-            raise self._api_failure(e) from e
-        except anthropic.APIError as e:  # e.g. a proxy without the endpoint: keep the estimate
-            log.warning("count_tokens failed (%s); using the estimate %d", describe(e), estimate)
-            return estimate
-        return counted.input_tokens
+    def _should_verify(self) -> bool:
+        if self._verify_tokens is not None:
+            return self._verify_tokens
+        return get_settings().anthropic_configured

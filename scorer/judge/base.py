@@ -42,12 +42,26 @@ def make_judge(
     model: str | None = None,
     rubric: Rubric | None = None,
     client: Any = None,
+    effort: str | None = None,
+    fallback_model: str | None = None,
 ) -> Judge:
-    """The judge of this kind (`client`: an `anthropic.Anthropic` for the LLM judge)."""
+    """The judge of this kind.
+
+    Args:
+        kind: `"llm"` or `"heuristic"`.
+        model: The LLM judge's model (default `SCORER_MODEL`).
+        rubric: The rubric (default: the bundled score configs).
+        client: An `anthropic.Anthropic` for the LLM judge (default: from settings).
+        effort: The LLM judge's `output_config.effort` (default `SCORER_EFFORT`).
+        fallback_model: Where the LLM judge retries a refusal (default
+            `SCORER_FALLBACK_MODEL`).
+    """
     if kind == "heuristic":
         from scorer.judge.heuristic import HeuristicJudge
 
         return HeuristicJudge(rubric=rubric)
     from scorer.judge.anthropic import AnthropicJudge
 
-    return AnthropicJudge(client, model=model, rubric=rubric)
+    return AnthropicJudge(
+        client, model=model, rubric=rubric, effort=effort, fallback_model=fallback_model
+    )

@@ -15,25 +15,51 @@ from pydantic import BaseModel, ValidationError
 from scorer._text import plural
 from scorer.judge.rubric import OVERALL, Rubric
 from scorer.judge.schema import ScoringReplyBase
-from scorer.models import Chunk, DimensionScore, EvidenceRef, JudgeUsage
+from scorer.models import (
+    Chunk,
+    DimensionScore,
+    EvidenceRef,
+    JudgeUsage,
+    Refusal,
+    RequirementCheck,
+    UnscoredCode,
+)
 
 M = TypeVar("M", bound=BaseModel)
 
 
 class Unscored(Exception):
-    """Judging ended without usable scores (becomes an unscored card, never low scores)."""
+    """The judge could not score this content (becomes an unscored card, never low scores).
 
-    def __init__(self, reason: str, raw: str | None = None) -> None:
+    Only content reasons: invalid output twice, a refusal on the fallback model too, a
+    session too long even after re-chunking. API outages are `JudgeError`s instead.
+    """
+
+    def __init__(
+        self, reason: str, raw: str | None = None, code: UnscoredCode = "invalid_output"
+    ) -> None:
         super().__init__(reason)
-        self.reason, self.raw = reason, raw
+        self.reason, self.raw, self.code = reason, raw, code
 
 
 class UsageTally:
-    """Thread-safe sum of usage over every call of one `judge()` (or one batch session)."""
+    """Thread-safe record of every call of one `judge()` (or one batch session): summed
+    usage, the models that answered, and the refusals met on the way."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.usage = JudgeUsage()
+        self.answered_by: list[str] = []
+        """`response.model` of every reply, in arrival order (the last is the scoring one)."""
+        self.refusals: list[Refusal] = []
+
+    def answered(self, model: str) -> None:
+        with self._lock:
+            self.answered_by.append(model)
+
+    def refused(self, refusal: Refusal) -> None:
+        with self._lock:
+            self.refusals.append(refusal)
 
     def add(self, usage: Any) -> None:
         one = JudgeUsage(
@@ -75,6 +101,34 @@ def validate_reply(stop_reason: str | None, raw: str, model: type[M]) -> M:
 def known_events(chunks: Sequence[Chunk]) -> set[int]:
     """Every event number rendered in any chunk."""
     return {i for c in chunks for i in c.event_indices}
+
+
+def build_checklist(reply: ScoringReplyBase, known: set[int]) -> list[RequirementCheck]:
+    """The requirement checklist of a reply, evidence refs validated like the scores'."""
+    return [
+        RequirementCheck(
+            requirement=r.requirement,
+            status=r.status,
+            evidence=[
+                EvidenceRef(event=e.event, quote=e.quote, valid=e.event in known)
+                for e in r.evidence
+            ],
+        )
+        for r in reply.requirements
+    ]
+
+
+def checklist_conflict(checks: list[RequirementCheck], goal_label: str | None) -> str | None:
+    """Why goal_achievement does not follow from the checklist (rubric), or None."""
+    open_items = [c for c in checks if c.status != "met" or not any(e.valid for e in c.evidence)]
+    if goal_label in ("complete", "exceeded") and open_items:
+        return (
+            f"goal_achievement is {goal_label} but {len(open_items)} of {len(checks)} "
+            "requirements are not met with evidence"
+        )
+    if goal_label in ("failed", "partial") and checks and not open_items:
+        return f"goal_achievement is {goal_label} but every requirement is met with evidence"
+    return None
 
 
 def build_scores(

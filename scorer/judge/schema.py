@@ -32,6 +32,23 @@ class Evidence(BaseModel):
     quote: str = Field(description=_QUOTE_HELP)
 
 
+class RequirementReply(BaseModel):
+    """One explicit requirement of the task, checked against the transcript."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requirement: str = Field(
+        description="One explicit requirement from the task text, in its own words (short)."
+    )
+    evidence: list[Evidence] = Field(
+        description="Events showing it done and working (or failing); empty if none."
+    )
+    status: Literal["met", "unmet", "unverified"] = Field(
+        description="met: done with evidence it works; unmet: not done or broken; "
+        "unverified: claimed or plausible but no evidence in the transcript."
+    )
+
+
 class ChunkNotes(BaseModel):
     """Structured notes about one chunk of a long session (no scores)."""
 
@@ -60,6 +77,9 @@ class ScoringReplyBase(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    requirements: list[RequirementReply] = Field(
+        description="The task's explicit requirements, each checked, before any score."
+    )
     accomplishments: list[str] = Field(description="What the agent achieved, with evidence.")
     failures: list[str] = Field(description="What went wrong or was left undone.")
 
@@ -68,7 +88,7 @@ class ScoringReplyBase(BaseModel):
         return {
             name: value
             for name, value in self
-            if isinstance(value, DimensionReply)  # accomplishments etc. are not
+            if isinstance(value, DimensionReply)  # requirements, accomplishments etc. are not
         }
 
 
@@ -120,10 +140,12 @@ def scoring_model(rubric: Rubric) -> type[ScoringReplyBase]:
     return _scoring_model_cached(rubric.model_dump_json())
 
 
+@cache
 def output_config(model: type[BaseModel]) -> dict[str, Any]:
     """The `output_config` request param asking for JSON matching `model`.
 
     Mirrors what `client.messages.parse(output_format=model)` sends; we call
     `messages.create` instead so the raw text and the usage survive a parse failure.
+    Built once per reply model and process (treat the result as read-only).
     """
     return {"format": {"type": "json_schema", "schema": transform_schema(model)}}

@@ -58,6 +58,9 @@ _RUN_COLUMNS = (
 )
 _SESSION_COLUMNS = ("started_at", "ended_at", "project", "branch", "agent_model")
 _JSON_COLUMNS = ("accomplishments", "failures", "unknown_refs", "meta")
+_IN_META = ("unscored_code", "answered_by", "effort", "refusals", "requirements")
+"""Card fields without a column of their own: kept in `meta` under `_META_KEY`."""
+_META_KEY = "_card"
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests")
 _IDENTITY = ("session_id", "source", "judge", "model", "rubric_version", "rubric_hash",
              "prompt_version", "prompt_hash", "package_version", "status", "recommendation")  # fmt: skip
@@ -76,6 +79,7 @@ def _run_row(card: Scorecard) -> dict[str, Any]:
     row = {k: clean[k] for k in _RUN_COLUMNS if k in clean and k not in _USAGE}
     row.update({k: clean["usage"][k] for k in _USAGE})
     row["created_at"] = _iso(card.created_at)
+    row["meta"] = {**row["meta"], _META_KEY: {k: clean[k] for k in _IN_META}}
     for key in _JSON_COLUMNS:
         row[key] = json.dumps(row[key], ensure_ascii=False)
     info = clean["session"]
@@ -121,6 +125,7 @@ def _card_from(run: sqlite3.Row, scores: list[sqlite3.Row]) -> Scorecard:
     data = {k: run[k] for k in _RUN_COLUMNS if k not in _USAGE}
     for key in _JSON_COLUMNS:
         data[key] = json.loads(data[key])
+    data.update(data["meta"].pop(_META_KEY, {}))
     data["usage"] = JudgeUsage(**{k: run[k] for k in _USAGE})
     data["session"] = json.loads(run["session_info"] or "{}")
     data["scores"] = {
@@ -280,11 +285,15 @@ class ScoreStore:
         rubric_version: str,
         *,
         error: str | None = None,
+        lost: bool = False,
     ) -> int:
         """Record a Langfuse push: success sets `pushed_at`; `error` keeps it unpushed and
-        stores the (redacted) reason. Returns how many runs were updated."""
+        stores the (redacted) reason; `lost` (with `error`) also clears `pushed_at`, for a
+        push Langfuse accepted but did not keep. Returns how many runs were updated."""
         if error is None:
             sets, params = "pushed_at = ?, push_error = NULL", (_iso(datetime.now(UTC)),)
+        elif lost:
+            sets, params = "pushed_at = NULL, push_error = ?", (redact_value(error)[0],)
         else:
             sets, params = "push_error = ?", (redact_value(error)[0],)
         with self._tx() as db:

@@ -1,6 +1,7 @@
-"""Read one session from Langfuse through the v2 observations API.
+"""Read one session from Langfuse (v2 observations, or the legacy reads of self-hosted v3).
 
-I/O is `fetch_observations` (cursor paging over `GET /api/public/v2/observations`); the
+I/O is `fetch_observations` (`sources.langfuse_read`: size-aware v2 pages, legacy
+fallback); the
 mapping to a `Session` (`observations_to_session`) is pure. It understands the three
 generations of the official Claude Code plugin's names by keying on observation type and
 the `Tool: ` prefix, and renders generic (non-Claude-Code) traces sensibly too.
@@ -15,34 +16,33 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from langfuse.api.commons.types.observation_v2 import ObservationV2
 
-from scorer.errors import EmptySessionError, SourceError
-from scorer.langfuse_client import LangfuseClient, get_client
+from scorer.errors import EmptySessionError
+from scorer.langfuse_client import get_client
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
 from scorer.sources._common import number_events
 from scorer.sources._jsonl import json_depth_exceeds
-
-FIELDS = "core,basic,io,metadata,model,usage,metrics,trace_context"
-# Metadata values over 200 chars come back truncated unless listed here.
-EXPAND_METADATA = ",".join(
-    [
-        "tool_id",
-        "tool_name",
-        "cwd",
-        "git_branch",
-        "description",
-        "agent_type",
-        "transcript_path",
-        "subagent_description",
-        "claude.tool_id",
-        "claude.tool_name",
-        "claude.cwd",
-        "claude.git_branch",
-    ]
+from scorer.sources.langfuse_read import (
+    EXPAND_METADATA,
+    FIELDS,
+    PAGE_SIZE,
+    ReadStats,
+    fetch_observations,
 )
-PAGE_SIZE = 1000
+
+__all__ = [
+    "EXPAND_METADATA",
+    "FIELDS",
+    "PAGE_SIZE",
+    "LangfuseSource",
+    "ReadStats",
+    "fetch_observations",
+    "observations_to_session",
+    "session_url",
+]
 
 _EXIT_CODE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
 # Hook blocks ("Pre-commit validation failed:") carry no exit code: a first line that
@@ -62,43 +62,6 @@ _PROMPT_KINDS = (
 
 
 # ---------------------------------------------------------------- I/O
-
-
-def fetch_observations(
-    client: LangfuseClient,
-    *,
-    session_id: str | None = None,
-    trace_id: str | None = None,
-    is_root_observation: bool | None = None,
-    fields: str = FIELDS,
-    page_size: int = PAGE_SIZE,
-) -> list[ObservationV2]:
-    """Every observation matching the filters, following `meta.cursor` until it is absent.
-
-    Pages are deduplicated by id: observations are backdated and uploads can race with
-    the read, so an id may show up on two pages.
-    """
-    what = f"reading session {session_id}" if session_id else f"reading trace {trace_id}"
-    seen: dict[str, ObservationV2] = {}
-    cursor: str | None = None
-    while True:
-        page = client.call(
-            client.api.observations.get_many,
-            error=SourceError,
-            what=what,
-            fields=fields,
-            expand_metadata=EXPAND_METADATA if "metadata" in fields else None,
-            limit=page_size,
-            cursor=cursor,
-            session_id=session_id,
-            trace_id=trace_id,
-            is_root_observation=is_root_observation,
-        )
-        for obs in page.data:
-            seen.setdefault(obs.id, obs)
-        cursor = page.meta.cursor
-        if not cursor or not page.data:
-            return list(seen.values())
 
 
 class LangfuseSource:
@@ -176,8 +139,9 @@ def _enrich(remote: Session, path: Path) -> Session:
 
 
 def session_url(host: str, project_id: str, session_id: str) -> str:
-    """Deep link to a session in the Langfuse UI."""
-    return f"{host.rstrip('/')}/project/{project_id}/sessions/{session_id}"
+    """Deep link to a session in the Langfuse UI (ids URL-encoded: any string is a session
+    id, `/`, `#`, `?` and spaces included)."""
+    return f"{host.rstrip('/')}/project/{quote(project_id, safe='')}/sessions/{quote(session_id, safe='')}"
 
 
 def observations_to_session(
@@ -200,14 +164,14 @@ def observations_to_session(
     url = session_url(host, project_id, session_id) if host else None
     costs = [o.total_cost for o in observations if o.total_cost is not None]
     cwd = _meta_get(root_meta, "cwd")
-    branches = _unique(_meta_get(_metadata(r), "git_branch") for r in roots)
+    branches = _unique(_branch(_meta_get(_metadata(r), "git_branch")) for r in roots)
     return Session(
         session_id=session_id,
         source=SourceKind.LANGFUSE,
         origin=url or f"langfuse:{session_id}",
         project=Path(cwd).name if isinstance(cwd, str) and cwd else None,
         cwd=cwd if isinstance(cwd, str) else None,
-        git_branches=[b for b in branches if isinstance(b, str) and b],
+        git_branches=[b for b in branches if b],
         started_at=min(o.start_time for o in observations),
         ended_at=max(o.end_time or o.start_time for o in observations),
         models=[m for m in _unique(o.model for o in generations) if m and m != "<synthetic>"],
@@ -294,7 +258,7 @@ def _tool_events(
     tool_id = _meta_get(meta, "tool_id") or obs.id
     raw_input = parse_io(obs.input)
     tool_input = raw_input if isinstance(raw_input, dict) else {"input": raw_input}
-    output = io_text(obs.output)
+    output = tool_output_text(obs.output)
     failed, exit_code = detect_failure(output)
     call = Event(
         index=0,
@@ -425,6 +389,35 @@ def io_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def tool_output_text(value: Any) -> str:
+    """A TOOL's output as the tool printed it.
+
+    The plugin sends tool_result content as a string; when that text is JSON (an API
+    response, `gh ... --json`), the read returns it as JSON, and `io_text` would keep only
+    a `message`/`content` field. Keep it whole instead; unwrap only the plugin's own
+    shapes: `{"result", "injected_instructions"}` (skill capture) and text-block lists.
+    """
+    parsed = parse_io(value)
+    if parsed is None:
+        return ""
+    if isinstance(parsed, str):
+        return parsed
+    if isinstance(parsed, dict) and "result" in parsed and set(parsed) <= _SKILL_CAPTURE:
+        return tool_output_text(parsed["result"])
+    if (
+        isinstance(parsed, list)
+        and parsed
+        and all(isinstance(v, dict) and v.get("type") == "text" for v in parsed)
+    ):
+        return "\n".join(str(v.get("text", "")) for v in parsed)
+    if isinstance(value, str):
+        return value.strip()
+    return json.dumps(parsed, ensure_ascii=False, default=str)
+
+
+_SKILL_CAPTURE = {"result", "injected_instructions"}
+
+
 def usage_from_details(details: dict[str, int] | None) -> TokenUsage:
     """Langfuse `usageDetails` → TokenUsage (Anthropic keys as the plugin sends them)."""
     d = details or {}
@@ -480,6 +473,16 @@ def _meta_get(meta: dict[str, Any], key: str) -> Any:
     """A metadata value by plain or `claude.`-prefixed key (the TypeScript plugin)."""
     value = meta.get(key, meta.get(f"claude.{key}"))
     return parse_io(value) if isinstance(value, str) and value[:1] in "{[" else value
+
+
+def _branch(value: Any) -> str | None:
+    """A git branch from metadata: JSON decoding can turn a branch named `2026` or
+    `true` into a number or a bool; keep it as the branch's text."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str | int | float):
+        return str(value).strip() or None
+    return None
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:

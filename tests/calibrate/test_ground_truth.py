@@ -291,6 +291,20 @@ def test_langfuse_network_error():
         load_langfuse_annotations(_api())
 
 
+@respx.mock
+def test_langfuse_annotations_use_the_shared_retry_policy(fast_retry_waits):
+    """A 429 waits for its Retry-After and a 503 backs off, like every Langfuse read."""
+    route = respx.get(f"{BASE}/api/public/v3/scores").mock(
+        side_effect=[
+            httpx.Response(429, headers={"Retry-After": "6"}, json={"message": "slow"}),
+            httpx.Response(503, json={"message": "busy"}),
+            httpx.Response(200, json={"data": [], "meta": {"limit": 100}}),
+        ]
+    )
+    assert load_langfuse_annotations(_api()) == []
+    assert route.call_count == 3 and fast_retry_waits.langfuse == [6.0, 2.0]
+
+
 def test_terminal_bench_ids_join_with_stream_json_source(terminal_bench):
     from scorer.sources.stream_json import StreamJsonSource
 

@@ -192,3 +192,17 @@ def test_llm_invalid_twice_is_unscored_exit_3(monkeypatch):
     data = json.loads(result.stdout)
     assert data["status"] == "unscored" and data["raw_reply"]
     assert data["scores"] == {}
+
+
+def test_llm_api_down_after_retries_is_exit_1_not_unscored(monkeypatch, fast_retry_waits):
+    """An unreachable judge API is an error (exit 1), not an unscored session (exit 3)."""
+    from scorer.judge import retry
+    from tests.fakes.anthropic import error_response
+
+    fake = FakeAnthropic([error_response(529, message="Overloaded")] * retry.MAX_ATTEMPTS)
+    with serve(fake) as url:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        result = run(str(DEMO), "--json", "--no-store")
+    assert result.exit_code == 1, result.stderr
+    assert "529" in one_error_line(result) and result.stdout == ""

@@ -14,12 +14,24 @@ the helpers here and validated with the SDK's own types.
 Replies are served in order from a queue; an entry may be an `httpx2.Response`, a callable
 `(body: dict) -> httpx2.Response` (for replies that depend on the request) or an exception
 instance to raise (e.g. `httpx2.ConnectTimeout`). `count_tokens` requests are answered from
-`count_tokens_value` without using the queue. Every request is kept in `history`.
+`count_tokens_value` (an int, or by default Claude-like: ~1.31 x cl100k, so never equal to
+the tiktoken estimate) without using the queue. Every request is kept in `history`.
+
+What the real Sonnet 5.5 does, reproduced here:
+    thinking_reply(payload, thinking_tokens=)  thinking blocks first; thinking counts
+        against the request's `max_tokens`: when thinking + answer do not fit, the reply is
+        cut (`stop_reason: max_tokens`, partial JSON, output_tokens == max_tokens)
+    refusal_response(category=)      `stop_reason: refusal` with `stop_details.category`
+    context_exceeded_response()      `stop_reason: model_context_window_exceeded`
+    model=...                        the reply's `model` may differ from the request's
+    streaming                        a request with `"stream": true` gets the same message
+                                     as server-sent events (what `messages.stream` reads)
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections import Counter, deque
@@ -64,16 +76,27 @@ def message_json(
     cache_read: int = 0,
     cache_write: int = 0,
     model: str = "claude-sonnet-5-5",
+    thinking: str | None = None,
+    stop_details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A Messages API response body, checked against the SDK's own `Message` type."""
+    """A Messages API response body, checked against the SDK's own `Message` type.
+
+    `thinking` adds a thinking block before the text (its tokens belong in `output_tokens`).
+    """
     text = payload if isinstance(payload, str) else json.dumps(payload)
+    content: list[dict[str, Any]] = []
+    if thinking is not None:
+        content.append({"type": "thinking", "thinking": thinking, "signature": "sig-fake"})
+    if text or stop_reason not in ("refusal", "model_context_window_exceeded"):
+        content.append({"type": "text", "text": text})
     body = {
         "id": "msg_fake",
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": text}],
+        "content": content,
         "stop_reason": stop_reason,
+        "stop_details": stop_details,
         "stop_sequence": None,
         "usage": {
             "input_tokens": input_tokens,
@@ -89,6 +112,107 @@ def message_json(
 def message_response(payload: dict | str, **kwargs: Any) -> httpx2.Response:
     """A 200 response carrying `message_json(payload, **kwargs)`."""
     return httpx2.Response(200, json=message_json(payload, **kwargs))
+
+
+def thinking_reply(
+    payload: dict | str,
+    *,
+    thinking_tokens: int,
+    answer_tokens: int | None = None,
+    model: str | None = None,
+) -> Callable[[dict], httpx2.Response]:
+    """A reply that thinks for `thinking_tokens` first, like Sonnet 5.5 by default.
+
+    Thinking and answer share the request's `max_tokens`: when they do not both fit the
+    answer is cut where the budget ends (`stop_reason: max_tokens`). `model` defaults to
+    the request's model.
+    """
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    answer = answer_tokens if answer_tokens is not None else max(1, len(text) // 4)
+
+    def reply(body: dict) -> httpx2.Response:
+        budget = body["max_tokens"]
+        used_thinking = min(thinking_tokens, budget)
+        room = budget - used_thinking
+        kwargs: dict[str, Any] = {
+            "model": model or body["model"],
+            "thinking": "Let me check each requirement against the events. " * 3,
+        }
+        if answer <= room:
+            return message_response(text, output_tokens=used_thinking + answer, **kwargs)
+        cut = text[: len(text) * room // answer]
+        return message_response(cut, stop_reason="max_tokens", output_tokens=budget, **kwargs)
+
+    return reply
+
+
+def refusal_response(
+    category: str | None = "cyber", *, model: str = "claude-sonnet-5-5"
+) -> httpx2.Response:
+    """`stop_reason: refusal` with the classifier's category, as Sonnet 5.5 sends it."""
+    details = {"type": "refusal", "category": category, "explanation": "policy"}
+    return message_response(
+        "", stop_reason="refusal", output_tokens=3, model=model, stop_details=details
+    )
+
+
+def context_exceeded_response(input_tokens: int = 990_000) -> httpx2.Response:
+    """The model ran out of context window while answering."""
+    return message_response(
+        "", stop_reason="model_context_window_exceeded", input_tokens=input_tokens
+    )
+
+
+def sse_response(message: dict[str, Any]) -> httpx2.Response:
+    """The same message as a Messages API event stream (for `messages.stream`)."""
+    start = {**message, "content": [], "stop_reason": None, "stop_details": None}
+    start["usage"] = {**message["usage"], "output_tokens": 1}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
+    for i, block in enumerate(message["content"]):
+        if block["type"] == "thinking":
+            empty = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                {"type": "thinking_delta", "thinking": block["thinking"]},
+                {"type": "signature_delta", "signature": block["signature"]},
+            ]
+        else:
+            empty = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": block["text"]}]
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": empty},
+            )
+        )
+        events += [
+            ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d})
+            for d in deltas
+        ]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    delta = {
+        "stop_reason": message["stop_reason"],
+        "stop_sequence": None,
+        "stop_details": message.get("stop_details"),
+    }
+    usage = {"output_tokens": message["usage"]["output_tokens"]}
+    events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    raw = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+    return httpx2.Response(200, content=raw.encode(), headers={"content-type": "text/event-stream"})
+
+
+def claude_like_count(body: dict[str, Any]) -> int:
+    """What `count_tokens` says for a request: ~1.31 x cl100k, never the tiktoken estimate."""
+    from scorer.prepare.tokens import TokenCounter
+
+    return math.ceil(TokenCounter(1.0).raw(_request_text(body)) * 1.31) + 7
+
+
+def _request_text(body: dict[str, Any]) -> str:
+    system = "".join(b["text"] for b in body.get("system", []))
+    return system + "".join(m["content"] for m in body["messages"] if isinstance(m["content"], str))
 
 
 def error_response(
@@ -109,11 +233,29 @@ def valid_scoring_payload(
     numeric: int = 4,
     labels: dict[str, str] | None = None,
     recommendation: str = "complete",
+    requirements: list[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """A scoring reply that validates against `scoring_model(rubric)`."""
+    """A scoring reply that validates against `scoring_model(rubric)`.
+
+    `requirements`: `(requirement, status)` pairs; a `met` one cites `events`.
+    """
     rubric = rubric or default_rubric()
     labels = labels or {}
-    reply: dict[str, Any] = {"accomplishments": ["fixed the bug"], "failures": []}
+    checks = requirements if requirements is not None else [("fix the date parser", "met")]
+    reply: dict[str, Any] = {
+        "requirements": [
+            {
+                "requirement": text,
+                "evidence": [{"event": e, "quote": f"quote {e}"} for e in events]
+                if status == "met"
+                else [],
+                "status": status,
+            }
+            for text, status in checks
+        ],
+        "accomplishments": ["fixed the bug"],
+        "failures": [],
+    }
     for cfg in rubric.dimensions:
         value: Any = numeric
         if cfg.data_type == "CATEGORICAL":
@@ -142,7 +284,9 @@ def notes_payload(events: tuple[int, ...] = (1,), progress: str = "progress") ->
 class FakeAnthropic:
     """A queue of canned replies and a history of requests, thread-safe."""
 
-    def __init__(self, replies: list[Reply] | None = None, *, count_tokens_value: int = 1000):
+    def __init__(
+        self, replies: list[Reply] | None = None, *, count_tokens_value: int | None = 1000
+    ):
         self.replies: deque[Reply] = deque(replies or [])
         self.history: list[Recorded] = []
         self.count_tokens_value = count_tokens_value
@@ -157,7 +301,8 @@ class FakeAnthropic:
         with self._lock:
             self.history.append(Recorded(request.url.path, dict(request.headers), body))
             if request.url.path.endswith("/count_tokens"):
-                count = {"input_tokens": self.count_tokens_value}
+                value = self.count_tokens_value
+                count = {"input_tokens": value if value is not None else claude_like_count(body)}
                 MessageTokensCount.model_validate(count)
                 return httpx2.Response(200, json=count)
             if not self.replies:  # a 4xx is fatal, so an unexpected call fails the test loudly
@@ -165,7 +310,10 @@ class FakeAnthropic:
             reply = self.replies.popleft()
         if isinstance(reply, Exception):
             raise reply
-        return reply(body) if callable(reply) else reply
+        response = reply(body) if callable(reply) else reply
+        if body.get("stream") and response.status_code == 200:
+            return sse_response(json.loads(response.content))
+        return response
 
     def client(self, **kwargs: Any) -> anthropic.Anthropic:
         """The real SDK client wired to this fake."""
@@ -251,6 +399,16 @@ def serve(fake: FakeAnthropic) -> Iterator[str]:
 # --- loopback servers (for code that builds its own client from ANTHROPIC_BASE_URL) ---
 
 
+SERVER_THINKING_TOKENS = {
+    "low": 500,
+    "medium": 2_000,
+    "high": 5_000,
+    "xhigh": 10_000,
+    "max": 16_000,
+}
+"""Thinking tokens `FakeJudgeServer` bills per reply at each effort (a little under typical)."""
+
+
 class FakeJudgeServer:
     """Messages API + Message Batches on 127.0.0.1, with latency and injected faults.
 
@@ -297,22 +455,24 @@ class FakeJudgeServer:
 
     def reply_for(self, body: dict) -> dict:
         """A valid Message for a request (notes or scoring, judged by its schema)."""
-        system = "".join(b["text"] for b in body.get("system", []))
-        text = system + "".join(
-            m["content"] for m in body["messages"] if isinstance(m["content"], str)
-        )
-        tokens = self.counter.count(text)
+        tokens = self.counter.count(_request_text(body))
         schema = json.dumps(body.get("output_config", {}))
         payload = notes_payload() if '"progress"' in schema else valid_scoring_payload()
         with self._lock:
             self.input_tokens += tokens
-        return message_json(payload, input_tokens=tokens, output_tokens=400)
+        effort = body.get("output_config", {}).get("effort", "high")  # the model's default
+        thinking = SERVER_THINKING_TOKENS[effort]
+        return message_json(
+            payload, input_tokens=tokens, output_tokens=400 + thinking, thinking="Checking."
+        )
 
     def handle_post(self, path: str, body: dict) -> tuple[int, Any, dict]:
         if path.endswith("/v1/messages/batches"):
             return self._create_batch(body)
-        if path.endswith("/count_tokens"):
-            return 200, {"input_tokens": 1000}, {}
+        if path.endswith("/count_tokens"):  # what the same request would bill
+            count = {"input_tokens": self.counter.count(_request_text(body))}
+            MessageTokensCount.model_validate(count)
+            return 200, count, {}
         with self._lock:
             self.calls += 1
             fault = self.faults.pop(0) if self.faults else None

@@ -9,7 +9,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -153,7 +152,7 @@ def test_single_chunk_sessions_go_through_one_batch_at_half_price(tmp_path, judg
     assert {r["state"] for r in rows} == {"written"} and {r["batch_id"] for r in rows} == {
         batch["batch_id"]
     }
-    assert all(r["cost_usd"] > 0 and r["output_tokens"] == 400 for r in rows)
+    assert all(r["cost_usd"] > 0 and r["output_tokens"] == 400 + 2_000 for r in rows)  # + thinking
     card = ScoreStore().latest(ids[0], judge="llm", model=MODEL)
     assert card.meta["batch"] == {"ids": [batch["batch_id"]], "direct_requests": 0}
     assert set(score_counts(get_settings().store_path).values()) == {7}
@@ -274,18 +273,30 @@ def _cli(root: Path) -> list[str]:
     return [sys.executable, "-m", "scorer.cli.backfill", "--projects-root", str(root), *flags]
 
 
-def _batch_rows(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=1) as conn:
-            return conn.execute("SELECT COUNT(*) FROM backfill_batches").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
+# The kill point: SIGKILL this very process the moment `Ledger.add_batch` has returned
+# (its transaction committed), before anything else runs. Deterministic, not a race.
+_KILL_AFTER_ADD_BATCH = """
+import os, signal, sys
+from scorer.jobs.ledger import Ledger
+from scorer.cli.backfill import main
+_add = Ledger.add_batch
+def _add_then_die(self, *args, **kwargs):
+    _add(self, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+Ledger.add_batch = _add_then_die
+sys.argv = ["score-backfill", *sys.argv[1:]]
+main()
+"""
+
+
+def _session_states(db: Path) -> dict[str, tuple[str, str | None]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT session_id, state, batch_id FROM backfill_sessions")
+        return {sid: (state, bid) for sid, state, bid in rows}
 
 
 @pytest.mark.slow
-def test_kill_9_after_submit_then_rerun_resumes_polling(tmp_path):
+def test_kill_9_right_after_the_batch_commit_then_rerun_resumes_polling(tmp_path):
     root = tmp_path / "projects"
     ids = make_projects(root, 8)
     home = tmp_path / "home"
@@ -293,16 +304,20 @@ def test_kill_9_after_submit_then_rerun_resumes_polling(tmp_path):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SCORER_"))}
         env.update(SCORER_HOME=str(home), ANTHROPIC_API_KEY="test")
         env.update(ANTHROPIC_BASE_URL=server.url, SCORER_BATCH_POLL_SECONDS="0.05")
-        proc = subprocess.Popen(
-            _cli(root), env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        killed = subprocess.run(
+            [sys.executable, "-c", _KILL_AFTER_ADD_BATCH, *_cli(root)[3:]],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            timeout=120,
         )
-        deadline = time.monotonic() + 30
-        while _batch_rows(home / "scores.sqlite3") == 0 and time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stderr.read().decode()
-            time.sleep(0.01)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
         assert server.batch_creates == 1
+        # Everything the batch row names is already `fetched` in that batch.
+        states = _session_states(home / "scores.sqlite3")
+        assert set(states) == set(ids)
+        assert {state for state, _ in states.values()} == {"fetched"}
+        assert len({bid for _, bid in states.values()}) == 1
         server.batch_polls = 0  # the batch has ended meanwhile
         rerun = subprocess.run(_cli(root), env=env, cwd=REPO, capture_output=True, text=True)
     assert rerun.returncode == 0, rerun.stderr
@@ -325,3 +340,26 @@ def test_cost_cap_leaves_the_rest_for_the_next_run(tmp_path, judge_env):
         assert [len(r) for r in requests_of(server)] == [2] and summary.cost_usd <= cap
         rest = run_backfill(opts(root))
         assert (rest.scored, rest.skipped) == (4, 2) and server.batch_creates == 2
+
+
+def test_batch_path_agrees_too_long_is_unscored_and_outage_is_failed(
+    tmp_path, judge_env, monkeypatch
+):
+    """The two paths classify alike: content the judge cannot take is final (unscored);
+    an errored batch request (an outage) is `failed` and submitted again next run."""
+    root = tmp_path / "projects"
+    ids = make_projects(root, 2)
+    with ScriptedBatches({session_hash(ids[1]): "errored"}) as server:
+        judge_env(server)
+        with monkeypatch.context() as patch:
+            patch.setenv("SCORER_CONTEXT_WINDOW", "1000")
+            get_settings.cache_clear()
+            too_long = run_backfill(opts(root, rescore=True))
+        get_settings.cache_clear()
+        assert (too_long.unscored, too_long.failed) == (2, 0) and server.batch_creates == 0
+        first = run_backfill(opts(root))
+        assert (first.scored, first.failed) == (1, 1)
+        assert first.failures[0].session_id == ids[1]
+        server.script = {}
+        second = run_backfill(opts(root))
+        assert (second.scored, second.skipped, second.failed) == (1, 1, 0)

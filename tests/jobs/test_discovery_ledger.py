@@ -16,10 +16,7 @@ from scorer.jobs.discovery import (
     SessionRef,
     discover_langfuse,
     discover_local,
-    in_shard,
     observation_filter,
-    parse_shard,
-    select,
 )
 from scorer.jobs.ledger import Ledger, run_key
 from scorer.jobs.ratelimit import (
@@ -28,6 +25,7 @@ from scorer.jobs.ratelimit import (
     limited_httpx2_client,
     retry_after_seconds,
 )
+from scorer.jobs.selection import in_shard, parse_shard, select
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -43,3 +43,5 @@ def test_live_single_chunk(live_key):
     )
     assert card.status == "scored", card.unscored_reason
     assert 0 <= card.overall <= 1 and card.usage.requests >= 1 and card.cost_usd > 0
+    # The real service: effort sent, answering model recorded, the checklist filled in.
+    assert card.effort == "medium" and card.answered_by and card.requirements

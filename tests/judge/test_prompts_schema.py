@@ -81,11 +81,24 @@ def test_scoring_schema_orders_evidence_rationale_value_and_uses_enums():
     assert "minimum" not in str(schema) and "maximum" not in str(schema)
     assert set(schema["schema"]["properties"]) == {
         *(d.name for d in rubric.dimensions),
+        "requirements",
         "accomplishments",
         "failures",
         "summary",
         "recommendation",
     }
+
+
+def test_requirement_checklist_comes_first_and_is_closed():
+    schema = output_config(scoring_model(default_rubric()))["format"]["schema"]
+    assert next(iter(schema["properties"])) == "requirements"
+    check = schema["$defs"]["RequirementReply"]
+    assert list(check["properties"]) == ["requirement", "evidence", "status"]
+    assert check["properties"]["status"]["enum"] == ["met", "unmet", "unverified"]
+    assert check["additionalProperties"] is False
+    system = P.system_blocks(P.default_prompts(), default_rubric())[0]["text"]
+    assert "`complete` only if every requirement is `met` with evidence" in system
+    assert "unverified" in P.default_prompts().templates["final.md"]
 
 
 def test_chunk_notes_schema_fields():

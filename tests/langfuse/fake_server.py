@@ -2,11 +2,15 @@
 
 Covers `GET /api/public/v2/observations` (session/trace/root filters or the JSON `filter`
 param, which like the real API overrides them; field groups, cursor paging),
-`POST /api/public/scores` (list body, upsert by id, 202/207), `GET /api/public/v3/scores`
+`POST /api/public/scores` (list body, upsert by id, 202/207; then the worker's async
+check against the score config drops what does not fit, as `validateAndInflateScore`
+does, into `fake.dropped`), `GET /api/public/v3/scores`
 (sessionId/traceId/name/configId filters, details/subject groups, cursor paging), score
 configs (list/create/patch), annotation queues (list/create queues, list/create items) and
 `GET /api/public/projects`. Every response it sends is first parsed with the SDK's own
-pydantic types, so a fake that drifts from the SDK fails loudly.
+pydantic types, so a fake that drifts from the SDK fails loudly. Like Langfuse Cloud, any
+answer over 5 MB (`max_response_bytes`) is a 413. `tests.langfuse.fake_v3` is a
+self-hosted v3 server (no v2 observations, one score object per POST).
 
 Usage::
 
@@ -166,6 +170,7 @@ class FakeLangfuse:
         host: str = HOST,
         project_id: str = PROJECT_ID,
         score_status: int = 202,
+        max_response_bytes: int = 5_000_000,
     ) -> None:
         self.host = host
         self.project_id = project_id
@@ -175,10 +180,15 @@ class FakeLangfuse:
         self.score_batches: list[list[dict[str, Any]]] = []
         self.score_reads: list[httpx.Request] = []
         self.observation_requests: list[httpx.Request] = []
+        self.observation_responses: list[httpx.Response] = []
         self.queues: dict[str, dict[str, Any]] = {}
         self.queue_items: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.calls: Counter[str] = Counter()
         self.score_status = score_status
+        self.max_response_bytes = max_response_bytes
+        """Langfuse Cloud's response limit: a bigger answer is a 413."""
+        self.dropped: dict[str, str] = {}
+        """Score id → why the (async) worker dropped it after the POST was accepted."""
         self.reject: Rejecter | None = None
         self.on_request: Callable[[str, httpx.Request], None] | None = None
         """Called before every handled request (tests raise from it to simulate a crash)."""
@@ -271,6 +281,11 @@ class FakeLangfuse:
             if self._faults[name]:
                 return self._faults[name].popleft()
             response = handler(request, **kw)
+            if len(response.content) > self.max_response_bytes:
+                message = f"Response size {len(response.content)} exceeds the 5 MB limit"
+                response = httpx.Response(413, json={"message": message})
+            if name == "observations":
+                self.observation_responses.append(response)
             if self.on_response:
                 self.on_response(name, response)
             return response
@@ -337,7 +352,7 @@ class FakeLangfuse:
             if message:
                 errors.append({"message": message})
             else:
-                self.scores[item["id"]] = item  # same id + timestamp = update
+                self._ingest(item)
         if errors:
             out = {"accepted": len(body) - len(errors), "rejected": len(errors), "errors": errors}
             _check(CreateScoreBatchResults, out)
@@ -346,6 +361,41 @@ class FakeLangfuse:
             return httpx.Response(200, json={"id": body[0].get("id")})
         _check(CreateScoreBatchResponse, {"message": "Accepted"})
         return httpx.Response(202, json={"message": "Accepted"})
+
+    def _ingest(self, item: dict[str, Any]) -> None:
+        """The worker's half, after the API said 202: `validateAndInflateScore` checks the
+        score against its config and drops it silently when it does not fit."""
+        reason = self.config_problem(item)
+        if reason:
+            self.dropped[item["id"]] = reason
+            self.scores.pop(item["id"], None)
+        else:
+            self.scores[item["id"]] = item  # same id + timestamp = update
+
+    def config_problem(self, item: dict[str, Any]) -> str | None:
+        """Why the server's worker rejects a score against its config (its messages)."""
+        cid = item.get("configId")
+        if not cid:
+            return None
+        cfg = self.configs.get(cid)
+        if cfg is None:
+            return "The configId you provided does not match a valid config in this project"
+        if item.get("dataType") and item["dataType"] != cfg["dataType"]:
+            return f"Data type mismatch based on config: expected {cfg['dataType']}"
+        if cfg.get("isArchived"):
+            return "Config is archived and cannot be used to create new scores."
+        if cfg["name"] != item["name"]:
+            return f"Name mismatch based on config: expected {cfg['name']}, got {item['name']}"
+        value = item["value"]
+        if cfg["dataType"] == "CATEGORICAL":
+            if value not in {c["label"] for c in cfg.get("categories") or []}:
+                return f"Ingested score body not valid against provided config: {value}"
+        elif not (
+            (cfg.get("minValue") is None or value >= cfg["minValue"])
+            and (cfg.get("maxValue") is None or value <= cfg["maxValue"])
+        ):
+            return f"Ingested score body not valid against provided config: value {value}"
+        return None
 
     def _list_configs(self, request: httpx.Request) -> httpx.Response:
         page = int(request.url.params.get("page", 1))
@@ -398,6 +448,7 @@ class FakeLangfuse:
         if groups - {"details", "subject", "annotation"}:
             return httpx.Response(400, json={"message": f"unknown fields {groups}"})
         wanted = {
+            "id": q.get("id"),
             "sessionId": q.get("sessionId"),
             "traceId": q.get("traceId"),
             "name": q.get("name"),

@@ -34,11 +34,13 @@ def test_big_session_pages_through_cursor(big_observations):
         session = LangfuseSource(BIG_ID, api=fake.client(), page_size=200).load()
     n = len(big_observations)
     assert n == 480
-    assert fake.calls["observations"] == math.ceil(n / 200) == 3
+    # A small probe page, then pages sized from it (capped at page_size).
+    assert fake.calls["observations"] == math.ceil(n / 200) + 1 == 4
     first, *rest = fake.observation_requests
     assert first.url.params["fields"] == FIELDS
     assert first.url.params["sessionId"] == BIG_ID
-    assert first.url.params["limit"] == "200"
+    assert first.url.params["limit"] == "50"
+    assert [r.url.params["limit"] for r in rest] == ["200"] * 3
     assert "cursor" not in first.url.params
     assert all("cursor" in r.url.params for r in rest)
     assert isinstance(LangfuseSource(BIG_ID), SessionSource)
@@ -48,7 +50,7 @@ def test_big_session_pages_through_cursor(big_observations):
 def test_big_session_maps_to_events(big_observations):
     with FakeLangfuse(big_observations) as fake:
         session = LangfuseSource(BIG_ID, api=fake.client()).load()
-    assert fake.calls["observations"] == 1  # ⌈480/1000⌉
+    assert fake.calls["observations"] == 2  # ≤ ⌈480/1000⌉ + 1: a probe page, then the rest
     events = [e for _, e in session.iter_events()]
     assert [e.index for e in events] == list(range(1, len(events) + 1))
     tools = [o for o in big_observations if o["type"] == "TOOL"]
@@ -235,3 +237,53 @@ def test_io_and_failure_helpers():
     assert detect_failure("<tool_use_error>File not found</tool_use_error>")[0]
     assert detect_failure("Error: no such file")[0]
     assert detect_failure("all good") == (False, None)
+
+
+# --- issue 12 item 7 ---------------------------------------------------------------------
+
+
+def test_deep_link_url_encodes_session_ids():
+    from scorer.sources.langfuse import session_url
+
+    url = session_url("https://lf.test/", "proj 1", "team/a b#1?x=2")
+    assert url == "https://lf.test/project/proj%201/sessions/team%2Fa%20b%231%3Fx%3D2"
+
+
+def test_json_looking_tool_output_is_kept_whole():
+    from scorer.sources.langfuse import tool_output_text
+
+    api_reply = json.dumps({"message": "ok", "data": {"items": [1, 2]}, "status": 200})
+    assert tool_output_text(json.dumps(api_reply)) == api_reply  # v2: a JSON-encoded string
+    assert json.loads(tool_output_text(api_reply)) == json.loads(api_reply)  # decoded once
+    skill = json.dumps({"result": "done", "injected_instructions": "..."})
+    assert tool_output_text(skill) == "done"
+    assert tool_output_text(json.dumps("Exit code 1\nboom")) == "Exit code 1\nboom"
+
+
+def test_json_tool_output_reaches_the_event_whole():
+    obs = generic_trace()
+    api_reply = {"message": "created", "id": 42, "url": "https://x.test/42"}
+    obs.append(
+        {
+            **obs[1],
+            "id": "tool-json",
+            "type": "TOOL",
+            "name": "Tool: WebFetch",
+            "parentObservationId": "root",
+            "isRootObservation": False,
+            "output": json.dumps(json.dumps(api_reply)),
+        }
+    )
+    with FakeLangfuse(obs) as fake:
+        session = LangfuseSource("generic-session-1", api=fake.client()).load()
+    result = next(e for _, e in session.iter_events() if e.tool_name == "WebFetch" and e.text)
+    assert json.loads(result.text) == api_reply
+
+
+@pytest.mark.parametrize("branch", [2026, 3.5, True, "main"])
+def test_non_string_git_branch_metadata_is_accepted(branch):
+    obs = generic_trace()
+    obs[0] = {**obs[0], "metadata": {"git_branch": branch, "cwd": "/w/app"}}
+    with FakeLangfuse(obs) as fake:
+        session = LangfuseSource("generic-session-1", api=fake.client()).load()
+    assert session.git_branches == [str(branch).lower() if branch is True else str(branch)]

@@ -1,12 +1,15 @@
 """Keep Langfuse's score configs in sync with `score_configs/`.
 
 `sync_configs` creates or updates the seven score configs by name (never duplicates,
-never deletes) and caches name → id in `$SCORER_HOME/langfuse-configs.json`.
+never deletes) and caches name → id in `$SCORER_HOME/langfuse-configs.json`. The cache
+is checked against the server once per run (`config_ids`): an archived, edited or
+deleted config is repaired (unarchived, updated, re-created) before any score is sent.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from scorer.langfuse_client import LangfuseClient, get_client
 from scorer.settings import get_settings
 
 CACHE_FILE = "langfuse-configs.json"
+log = logging.getLogger(__name__)
 
 
 class SyncReport(BaseModel):
@@ -217,16 +221,61 @@ def config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
         return _config_ids(client, rubric)
 
 
-def _config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
+_CHECKED: set[str] = set()
+"""Projects (`cache_key`) whose cached config ids were checked against the server."""
+
+
+def forget_checks() -> None:
+    """Check cached config ids again on next use (each backfill run starts with this)."""
+    with _CONFIG_LOCK:
+        _CHECKED.clear()
+
+
+def cached_config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
+    """The cached name → id map for this project and rubric (empty when stale)."""
     entry = _read_cache().get(client.cache_key, {})
     ids = entry.get("configs") or {}
     if entry.get("rubric_hash") == rubric.hash and all(s.name in ids for s in rubric.scores):
+        return dict(ids)
+    return {}
+
+
+def _config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
+    ids = cached_config_ids(client, rubric)
+    if ids and client.cache_key in _CHECKED:
         return ids
-    report = sync_configs(client, rubric)
-    if report.conflicts:
-        name, why = next(iter(report.conflicts.items()))
-        raise ConfigError(f"Langfuse score config {name!r} does not match the repo: {why}")
-    return report.ids
+    # Once per run: a config archived or edited in the UI makes Langfuse drop every
+    # later score after answering 202, so the cache alone cannot be trusted.
+    problems = config_health(client, rubric, ids) if ids else {"*": "no cache"}
+    if problems:
+        if ids:
+            log.warning("Langfuse score configs need a repair: %s", problems)
+        report = sync_configs(client, rubric)
+        ids = report.ids
+        if report.conflicts:
+            name, why = next(iter(report.conflicts.items()))
+            raise ConfigError(f"Langfuse score config {name!r} does not match the repo: {why}")
+    _CHECKED.add(client.cache_key)
+    return ids
+
+
+def config_health(client: LangfuseClient, rubric: Rubric, ids: dict[str, str]) -> dict[str, str]:
+    """Config name → why Langfuse's worker would drop scores pushed with this id."""
+    server = {c.id: c for c in list_configs(client)}
+    problems: dict[str, str] = {}
+    for spec in rubric.scores:
+        cfg: LfScoreConfig | None = server.get(ids.get(spec.name, ""))
+        if cfg is None:
+            problems[spec.name] = "its score config no longer exists"
+        elif cfg.is_archived:
+            problems[spec.name] = "its score config is archived in Langfuse"
+        elif cfg.name != spec.name:
+            problems[spec.name] = f"its score config was renamed to {cfg.name!r}"
+        elif cfg.data_type != spec.data_type:
+            problems[spec.name] = f"its score config's data type is now {cfg.data_type}"
+        elif drift := [d for d in config_drift(spec, cfg) if d != "description"]:
+            problems[spec.name] = f"its score config's {', '.join(drift)} changed"
+    return problems
 
 
 def project_id(client: LangfuseClient) -> str | None:

@@ -3,7 +3,9 @@
 `push_scorecard` posts the seven scores in one `POST /api/public/scores` batch with
 deterministic ids and a stable timestamp, so re-running updates instead of duplicating.
 A 207 partial answer is reported per item; only items rejected for a transient reason
-are re-sent, never the whole batch.
+are re-sent, never the whole batch. A server that refuses the list body (self-hosted v3:
+400) gets one score per request with the same ids (`single.send_single`); that is
+detected once per host (`langfuse_caps`).
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from langfuse.api.commons.types.score_data_type import ScoreDataType
+from langfuse.api.core.api_error import ApiError
 from langfuse.api.scores.types.create_score_batch_results import CreateScoreBatchResults
 from langfuse.api.scores.types.create_score_request import CreateScoreRequest
 from pydantic import BaseModel, Field
 
 from scorer.errors import SinkError
 from scorer.judge.rubric import Rubric, default_rubric
+from scorer.langfuse_caps import capabilities, list_body_rejected
 from scorer.langfuse_client import RETRY, LangfuseClient, get_client
-from scorer.models import DimensionScore, Scorecard
+from scorer.models import DimensionScore, Scorecard, checklist_line
 from scorer.sinks.langfuse.configs import config_ids, project_id
+from scorer.sinks.langfuse.single import send_single
 from scorer.sources.langfuse import fetch_observations, session_url
 
 COMMENT_LIMIT = 2000
@@ -56,6 +61,10 @@ class PushResult(BaseModel):
     unattributed_errors: list[str] = Field(default_factory=list)
     """207 error messages that named no item of the batch."""
     retried: list[str] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+    """One-object servers: scores already stored with the same value (not re-sent)."""
+    single: bool = False
+    """Sent one score per request (a server that refuses list bodies)."""
     batches: int = 0
     url: str | None = None
 
@@ -107,6 +116,8 @@ def score_metadata(scorecard: Scorecard, score: DimensionScore) -> dict[str, Any
         "normalized": score.normalized,
         "judge": scorecard.judge,
         "model": scorecard.model,
+        "answered_by": scorecard.answered_by,
+        "effort": scorecard.effort,
         "prompt_version": scorecard.prompt_version,
         "prompt_hash": scorecard.prompt_hash,
         "rubric_version": scorecard.rubric_version,
@@ -150,7 +161,7 @@ def build_score_requests(
         value: float | str = score.value
         if cfg.data_type == "CATEGORICAL":
             value = score.label or next(c.label for c in cfg.categories if c.value == score.value)
-        comment = _redact(score.rationale)[:COMMENT_LIMIT] if score.rationale else None
+        comment = _comment(scorecard, cfg.name, score.rationale)
         requests.append(
             CreateScoreRequest(
                 id=score_id(scorecard, cfg.name, target_key=target_key),
@@ -165,6 +176,14 @@ def build_score_requests(
             )
         )
     return requests
+
+
+def _comment(card: Scorecard, name: str, rationale: str) -> str | None:
+    """The score's rationale; goal_achievement leads with the short requirement checklist."""
+    text = rationale or ""
+    if name == "goal_achievement" and card.requirements:
+        text = checklist_line(card.requirements, limit=COMMENT_LIMIT // 2) + "\n" + text
+    return _redact(text)[:COMMENT_LIMIT] if text.strip() else None
 
 
 def attribute_errors(
@@ -246,14 +265,31 @@ def push_scorecard(
 
 
 def _send(client: LangfuseClient, batch: list[CreateScoreRequest], result: PushResult) -> None:
+    caps = capabilities(client)
+    if caps.score_batches is False:
+        result.single = True
+        send_single(client, batch, result)
+        return
     pending = batch
+    what = f"writing scores for session {result.session_id}"
     for attempt in range(TRANSIENT_RETRIES + 1):
-        raw = client.call(
-            client.api.scores.with_raw_response.create,
-            error=SinkError,
-            what=f"writing scores for session {result.session_id}",
-            request=pending,
-        )
+        try:
+            raw = client.call(
+                client.api.scores.with_raw_response.create,
+                error=SinkError,
+                what=what,
+                passthrough=(400, 422) if caps.score_batches is None else (),
+                request=pending,
+            )
+        except ApiError as exc:
+            if not list_body_rejected(exc):
+                raise client.translate(exc, error=SinkError, what=what) from exc
+            # An older server: one score object per request (detected once per host).
+            caps.score_batches = False
+            result.single = True
+            send_single(client, pending, result)
+            return
+        caps.score_batches = True
         result.batches += 1
         # The SDK keeps the httpx response private; the status tells 200 (old server) from 202.
         http = getattr(raw, "_response", None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langfuse.api.core.api_error import ApiError
+
 from scorer.errors import SourceError
 from scorer.judge.rubric import default_rubric
 from scorer.langfuse_client import get_client
@@ -29,16 +31,20 @@ def langfuse_has_scores(
     found: set[str] = set()
     cursor: str | None = None
     while True:
-        page = client.call(
-            client.api.scores.get_many,
-            error=SourceError,
-            what=f"reading the scores of session {session_id}",
-            session_id=session_id,
-            name=",".join(sorted(wanted)),
-            fields="details",
-            limit=100,
-            cursor=cursor,
-        )
+        try:
+            page = client.call(
+                client.api.scores.get_many,
+                error=SourceError,
+                what=f"reading the scores of session {session_id}",
+                passthrough=(404, 405),
+                session_id=session_id,
+                name=",".join(sorted(wanted)),
+                fields="details",
+                limit=100,
+                cursor=cursor,
+            )
+        except ApiError:
+            return False  # a server without v3 scores (< v3.179): cannot tell, so score
         for score in page.data:
             meta = getattr(score, "metadata", None) or {}
             if not isinstance(meta, dict) or str(meta.get("rubric_version")) != rubric_version:

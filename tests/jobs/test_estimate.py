@@ -1,0 +1,96 @@
+"""Cost estimates: Claude's count_tokens when a key is set (cached on disk), 1.3 x cl100k
+otherwise, and output that includes thinking at the judge's effort."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from scorer.cli.main import app
+from scorer.jobs import estimate as E
+from scorer.judge.catalog import expected_output
+from scorer.prepare import prepare
+from scorer.prepare.tokens import TokenCounter
+from scorer.settings import get_settings
+from scorer.sources import resolve
+from tests.conftest import REPO
+from tests.fakes.anthropic import FakeAnthropic, claude_like_count, serve
+
+DEMO = REPO / "examples" / "demo-session.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def fresh_estimators(monkeypatch):
+    monkeypatch.setattr(E, "_ESTIMATORS", {})
+    monkeypatch.setattr(E, "_CACHES", {})
+    monkeypatch.setattr(E, "_CLIENTS", {})
+
+
+def demo():
+    return prepare(resolve(str(DEMO)).load())
+
+
+def test_without_a_key_the_calibrated_factor_over_the_chunker_counts():
+    prepared = demo()
+    est = E.estimate_prepared(prepared, model="claude-sonnet-5-5")
+    assert est.input_basis.startswith("cl100k x 1.30")
+    judge = E._estimator("claude-sonnet-5-5", "medium")
+    params = judge.scoring_request(prepared.header, prepared.chunks[0])
+    text = judge.system_text + params["messages"][0]["content"]
+    truth = TokenCounter(1.3).count(text)
+    assert abs(est.input_tokens - truth) <= 0.03 * truth
+
+
+def test_output_estimate_includes_thinking_at_the_effort():
+    prepared = demo()
+    medium = E.estimate_prepared(prepared, model="claude-sonnet-5-5", effort="medium")
+    high = E.estimate_prepared(prepared, model="claude-sonnet-5-5", effort="high")
+    assert medium.output_tokens == expected_output("score", "medium")
+    assert high.output_tokens > medium.output_tokens and high.cost_usd > medium.cost_usd
+    assert "thinking at effort high" in high.output_basis
+
+
+def test_with_a_key_count_tokens_decides_and_is_cached_on_disk(monkeypatch, clean_env):
+    prepared = demo()
+    fake = FakeAnthropic(count_tokens_value=None)  # Claude-like: differs from tiktoken
+    with serve(fake) as url:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        get_settings.cache_clear()
+        est = E.estimate_prepared(prepared, model="claude-sonnet-5-5")
+        [body] = fake.count_token_bodies
+        assert est.input_basis.startswith("count_tokens")
+        assert est.input_tokens == claude_like_count(body)
+        assert (
+            est.input_tokens != E.estimate_prepared(prepared, model="x", exact=False).input_tokens
+        )
+        E.estimate_prepared(prepared, model="claude-sonnet-5-5")
+        assert len(fake.count_token_bodies) == 1  # same content: cached
+        monkeypatch.setattr(E, "_CACHES", {})  # a new process: the disk cache answers
+        again = E.estimate_prepared(prepared, model="claude-sonnet-5-5", effort="high")
+        assert again.input_tokens == est.input_tokens and len(fake.count_token_bodies) == 1
+    assert (clean_env / "token-counts.sqlite3").exists()
+
+
+def test_dry_run_shows_the_estimate_and_its_basis():
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["session", str(DEMO), "--dry-run", "--judge", "llm", "--effort", "high"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "input basis: cl100k x 1.30" in result.stdout
+    assert "thinking at effort high" in result.stdout
+    data = json.loads(
+        runner.invoke(app, ["session", str(DEMO), "--dry-run", "--judge", "llm", "--json"]).stdout
+    )
+    assert data["estimate"]["effort"] == "medium" and data["estimate"]["input_tokens"] > 0
+    assert data["estimate"]["input_basis"].startswith("cl100k")
+
+
+def test_auto_judge_without_a_key_dry_run_has_no_llm_estimate():
+    """`auto` means the heuristic when no key is set: nothing to estimate (or import)."""
+    result = CliRunner().invoke(app, ["session", str(DEMO), "--dry-run", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["estimate"] is None
