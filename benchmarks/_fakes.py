@@ -22,7 +22,17 @@ def scoring_payload() -> dict[str, Any]:
     """A final scoring reply that validates against the default rubric's schema."""
     from scorer.judge.rubric import default_rubric
 
-    reply: dict[str, Any] = {"accomplishments": ["fixed the bug"], "failures": []}
+    reply: dict[str, Any] = {
+        "requirements": [
+            {
+                "requirement": "fix the bug",
+                "evidence": [{"event": 1, "quote": "quote 1"}],
+                "status": "met",
+            }
+        ],
+        "accomplishments": ["fixed the bug"],
+        "failures": [],
+    }
     for cfg in default_rubric().dimensions:
         value: Any = cfg.labels[-2] if cfg.data_type == "CATEGORICAL" else 4
         reply[cfg.name] = {

@@ -109,6 +109,8 @@ def main() -> None:
             budget = TWO_CHUNK_BUDGET if kind == "2-chunk" else None
             runs = [run_once(srv, roots[kind], k, latency, budget) for _ in range(args.repeats)]
             res = sorted(runs, key=lambda r: r["ratio"])[len(runs) // 2]
+            if res["scored"] != n:  # e.g. the fake's reply no longer fits the judge's schema
+                sys.exit(f"only {res['scored']}/{n} sessions scored: the figures would be wrong")
             print(
                 f"  {kind} K={k:<2} latency {latency:.1f}s: wall {res['wall']:.2f}s "
                 f"(in-run {res['run_wall']:.2f}s), ideal {res['ideal']:.2f}s, "

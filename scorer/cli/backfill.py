@@ -202,7 +202,9 @@ def backfill_command(
     limit: Annotated[
         int | None, typer.Option(callback=non_negative, help="At most N sessions.")
     ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Worker threads.")] = 4,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Most judge requests in flight at once.")
+    ] = 4,
     max_cost: Annotated[
         float | None,
         typer.Option(callback=non_negative, help="Stop starting sessions beyond this USD."),

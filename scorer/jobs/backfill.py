@@ -20,9 +20,12 @@ outlasts the retries: `JudgeError`, a Langfuse error, a failed batch request) ar
 `failed`, and the next run of the same command tries again, up to `max_attempts`
 (`--max-attempts`, default 3) attempts over all runs.
 
-Concurrency and rate limits. `concurrency` worker threads; every request to one API goes
-through one shared token bucket (`ratelimit.RateLimiter`) which a 429/529 pauses for its
-`retry-after`, so all workers back off together. A failing session is recorded `failed`
+Concurrency and rate limits. At most `concurrency` judge requests are in flight, whatever
+the sessions' chunk counts: the Anthropic client's transport takes one permit of a shared
+`ratelimit.RateLimiter` per HTTP request. A few look-ahead workers beyond `concurrency`
+prepare the next sessions meanwhile (`pool_size`). Every request to one API goes through
+that limiter's token bucket, which a 429/529 pauses for its `retry-after`, so all workers
+back off together. A failing session is recorded `failed`
 (reason, attempts) and the batch goes on.
 
 Cost. `dry_run` prepares every session and estimates tokens and USD without calling the
@@ -49,6 +52,7 @@ pool, escalation) and `jobs.batches` (the Message Batches path). The progress di
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -76,8 +80,10 @@ from scorer.jobs.selection import select
 from scorer.judge.base import make_judge
 from scorer.models import Session
 from scorer.sinks.base import ScoreSink
-from scorer.sinks.langfuse import LangfuseSink
-from scorer.sinks.langfuse.configs import forget_checks
+
+MAX_LOOKAHEAD = 16
+"""The LLM path runs `min(concurrency, MAX_LOOKAHEAD)` extra look-ahead workers (each holds
+one prepared session in memory while it waits for a request slot)."""
 
 ProgressFactory = Callable[[int, bool], AbstractContextManager[Tracker]]
 """Builds a progress display from (total sessions, dry run); see `cli.progress`."""
@@ -99,7 +105,10 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
     from scorer.jobs.ratelimit import limited_httpx_client
     from scorer.sinks.store import ScoreStore
 
-    limiters = {"anthropic": RateLimiter(rate=rate), "langfuse": RateLimiter(rate=rate)}
+    # One global cap on judge requests in flight: chunk-notes map calls and final calls
+    # of every session share the `--concurrency` slots (one permit per HTTP request).
+    judge_limit = RateLimiter(rate=rate, max_in_flight=max(1, opts.concurrency))
+    limiters = {"anthropic": judge_limit, "langfuse": RateLimiter(rate=rate)}
     lf = None
     if (
         opts.source == "langfuse"
@@ -127,7 +136,11 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
         opts.judge, model=model, client=client, effort=opts.effort,
         fallback_model=opts.fallback_model,
     )  # fmt: skip
-    sinks: list[ScoreSink] = [LangfuseSink(api=lf)] if opts.should_push else []
+    sinks: list[ScoreSink] = []
+    if opts.should_push:  # the Langfuse SDK costs 0.25 s to import: only when used
+        from scorer.sinks.langfuse import LangfuseSink
+
+        sinks.append(LangfuseSink(api=lf))
     return Services(load, judge, ScoreStore(), sinks, lf, client, limiters)
 
 
@@ -206,7 +219,7 @@ def run_backfill(
     model = opts.model or get_settings().model
     rubric_version = default_rubric().version
     services = services or default_services(opts, model=model)
-    forget_checks()  # re-check cached Langfuse score configs once per run
+    _forget_config_checks()
     key_params = opts.key_params(rubric_version, model)
     key = run_key(key_params)
     found = discover(opts, services, now=now)
@@ -289,9 +302,7 @@ def _run_pool(
     results: list[SessionResult] = []
     with (
         make_tracker(len(refs), ctx.opts.dry_run) as bar,
-        ThreadPoolExecutor(
-            max_workers=max(1, ctx.opts.concurrency), thread_name_prefix="backfill"
-        ) as pool,
+        ThreadPoolExecutor(max_workers=pool_size(ctx.opts), thread_name_prefix="backfill") as pool,
     ):
         futures = [pool.submit(worker, ctx, ref) for ref in refs]
         try:
@@ -303,6 +314,29 @@ def _run_pool(
             ctx.stop.set()  # workers finish their current session; the rest wait for a resume
             raise
     return results
+
+
+def _forget_config_checks() -> None:
+    """Re-check cached Langfuse score configs once per run. Nothing is cached when the
+    configs module (and the Langfuse SDK, 0.25 s) was never imported: none is imported."""
+    configs = sys.modules.get("scorer.sinks.langfuse.configs")
+    if configs is not None:
+        configs.forget_checks()
+
+
+def pool_size(opts: BackfillOptions) -> int:
+    """Worker threads: `concurrency`, plus look-ahead workers on the LLM path.
+
+    The judge's requests are capped at `concurrency` in flight by the shared limiter, so
+    the extra workers never add API load: they fetch and prepare the next sessions while
+    the others wait on the network, which keeps prep off the critical path. With one
+    prepared session waiting per slot, a slot freed by a finished call is taken at once,
+    and the finished session's store and ledger writes overlap the next call.
+    """
+    k = max(1, opts.concurrency)
+    if opts.judge != "llm" or opts.dry_run:
+        return k
+    return k + min(k, MAX_LOOKAHEAD)
 
 
 def _escalate(ctx: Context, results: list[SessionResult], summary: BackfillSummary) -> None:

@@ -93,6 +93,9 @@ class Ledger:
         self.key = key
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        # Writers of this process queue on a Python lock (handed over at once) rather than
+        # on SQLite's busy handler, which sleeps up to 100 ms between retries.
+        self._write_lock = threading.Lock()
         self._conn().executescript(_SCHEMA)
         with self._tx() as db:
             db.execute(
@@ -112,7 +115,7 @@ class Ledger:
         return conn
 
     def _tx(self) -> _Tx:
-        return _Tx(self._conn())
+        return _Tx(self._conn(), self._write_lock)
 
     def add(self, sessions: Iterable[tuple[str, str | None]]) -> int:
         """Record discovered `(session_id, origin)` pairs; known ones keep their state.
@@ -248,14 +251,24 @@ class Ledger:
 
 
 class _Tx:
-    """`with` block = one IMMEDIATE transaction on an autocommit connection."""
+    """`with` block = one IMMEDIATE transaction on an autocommit connection, taken under
+    the ledger's write lock."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
         self.conn = conn
+        self.lock = lock
 
     def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
+        self.lock.acquire()
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.lock.release()
+            raise
         return self.conn
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        try:
+            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self.lock.release()

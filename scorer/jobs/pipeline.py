@@ -25,7 +25,6 @@ from scorer.jobs.score import attach_session
 from scorer.models import Scorecard
 from scorer.prepare import prepare
 from scorer.sinks.base import Published, publish
-from scorer.sinks.langfuse import langfuse_has_scores
 
 
 def already_scored(ctx: Context, ref: SessionRef) -> bool:
@@ -35,6 +34,8 @@ def already_scored(ctx: Context, ref: SessionRef) -> bool:
     ):
         return True
     if ref.source == "langfuse" and ctx.services.langfuse is not None:
+        from scorer.sinks.langfuse import langfuse_has_scores  # the Langfuse SDK: 0.25 s
+
         return langfuse_has_scores(
             ctx.services.langfuse,
             ref.session_id,

@@ -6,6 +6,12 @@ Every worker that talks to an API goes through the same `RateLimiter`: a token b
 the other workers stop hammering the API too instead of each discovering the limit on
 its own. The SDKs' own retry loops then re-send the request after the pause.
 
+The limiter can also cap how many requests are in flight at once (`max_in_flight`): one
+permit per HTTP request, taken before the request is sent and given back when its response
+headers arrive. Backfill sets it to `--concurrency`, so the judge's chunk-notes map calls
+and final calls of every session share the same K slots. A thread that waits for its own
+map calls holds no permit, so sessions can never deadlock each other.
+
 The wrapper sits at the transport seam, which both httpx (Langfuse) and httpx2
 (anthropic 2.x) expose as `handle_request`, so no SDK code is patched.
 """
@@ -14,7 +20,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,14 +57,20 @@ class RateLimiter:
         burst: How many requests may go out back to back.
         clock: Monotonic clock (tests inject a fake one).
         sleep: Sleep function (tests inject a fake one).
+        max_in_flight: Most requests in flight at once (`0` or less: no cap).
     """
 
     rate: float = 0.0
     burst: int = 10
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
+    max_in_flight: int = 0
     pauses: int = 0
     """How many times the limiter was paused by a 429/529 (reported in the summary)."""
+    peak_in_flight: int = 0
+    """The most requests this limiter saw in flight at one time."""
+    _in_flight: int = field(default=0, init=False)
+    _slots: threading.BoundedSemaphore | None = field(default=None, init=False)
     _tokens: float = field(default=0.0, init=False)
     _last: float = field(default=0.0, init=False)
     _paused_until: float = field(default=0.0, init=False)
@@ -66,6 +79,24 @@ class RateLimiter:
     def __post_init__(self) -> None:
         self._tokens = float(self.burst)
         self._last = self.clock()
+        if self.max_in_flight > 0:
+            self._slots = threading.BoundedSemaphore(self.max_in_flight)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one in-flight permit (blocks while `max_in_flight` requests are out)."""
+        if self._slots is not None:
+            self._slots.acquire()
+        with self._lock:
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+            if self._slots is not None:
+                self._slots.release()
 
     def acquire(self) -> None:
         """Block until a request may go out (pause over and a token available)."""
@@ -106,7 +137,7 @@ class RateLimiter:
 
 
 class LimitedTransport:
-    """Wraps an httpx/httpx2 transport: acquire before each request, pause on 429/529.
+    """Wraps an httpx/httpx2 transport: a permit and a token per request, pause on 429/529.
 
     Works with both libraries because it only relies on `handle_request(request)`
     returning a response with `.status_code` and `.headers`, and on `close()`.
@@ -121,8 +152,12 @@ class LimitedTransport:
         self.limiter = limiter
 
     def handle_request(self, request: Any) -> Any:
-        self.limiter.acquire()
-        response = self.inner.handle_request(request)
+        # The permit covers the wait for the response headers, which is where a judge
+        # call spends its time; the small body is read after it is given back, so an
+        # unread or abandoned response can never leak a permit.
+        with self.limiter.slot():
+            self.limiter.acquire()
+            response = self.inner.handle_request(request)
         if response.status_code in PAUSE_STATUSES:
             self.limiter.pause(retry_after_seconds(response.headers))
         return response

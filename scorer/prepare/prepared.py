@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from scorer._gc import without_gc
 from scorer.models import Chunk, Session
 from scorer.prepare.chunk import chunk_events
 from scorer.prepare.redact import RedactionReport, redact_session
@@ -50,6 +51,7 @@ class Prepared:
     """What happened while judging (a re-chunk); copied to the scorecard's `meta["notes"]`."""
 
 
+@without_gc
 def prepare(
     session: Session,
     *,

@@ -1,6 +1,6 @@
 """Remove secrets from sessions before anything (judge, store, output) sees them.
 
-Pure: strings in, strings out. Every secret found is replaced by `[REDACTED:<kind>]` and
+Pure: strings in, strings out; the input session is never mutated. Every secret found is replaced by `[REDACTED:<kind>]` and
 counted by kind. The formats live in `secret_rules.py`; each has literal triggers, and one
 combined regex finds which triggers occur in a text in a single pass, so a 27 MB
 transcript is scanned only by the rules whose trigger text actually occurs.
@@ -16,7 +16,7 @@ from typing import Any
 import ahocorasick
 from pydantic import BaseModel, Field
 
-from scorer.models import Session
+from scorer.models import Event, Session
 from scorer.prepare.secret_rules import RULES, SECRET_NAME, SecretRule, not_a_value
 
 __all__ = ["RedactionReport", "redact_session", "redact_text", "redact_value"]
@@ -137,12 +137,28 @@ _SESSION_FIELDS = ("origin", "title", "task", "cwd", "project", "extra")
 _EVENT_FIELDS = ("text", "tool_input", "meta")
 
 
-def _redact_events(events: list[dict[str, Any]], counts: Counter[str]) -> None:
-    for event in events:
-        for field in _EVENT_FIELDS:
-            if event.get(field) is not None:
-                event[field] = _walk(event[field], counts)
-        _redact_events(event.get("children") or [], counts)
+def _redact_fields(model: Event | Session, fields: tuple[str, ...], counts: Counter[str]) -> dict:
+    """New values for the model's free-text fields (fresh containers, secrets replaced)."""
+    out: dict[str, Any] = {}
+    for field in fields:
+        value = getattr(model, field)
+        if value is not None:
+            out[field] = _walk(value, counts)
+    return out
+
+
+def _redact_events(events: list[Event], counts: Counter[str]) -> list[Event]:
+    # `model_copy(update=)` skips validation: the events were validated when the source
+    # built them, and redaction only swaps strings for strings.
+    return [
+        event.model_copy(
+            update={
+                **_redact_fields(event, _EVENT_FIELDS, counts),
+                "children": _redact_events(event.children, counts),
+            }
+        )
+        for event in events
+    ]
 
 
 def redact_session(session: Session) -> tuple[Session, RedactionReport]:
@@ -153,9 +169,9 @@ def redact_session(session: Session) -> tuple[Session, RedactionReport]:
         A new Session (the input is left untouched) and the RedactionReport.
     """
     counts: Counter[str] = Counter()
-    data = session.model_dump()  # a deep copy as plain data; the input is never touched
-    for field in _SESSION_FIELDS:
-        if data.get(field) is not None:
-            data[field] = _walk(data[field], counts)
-    _redact_events(data["events"], counts)
-    return Session.model_validate(data), RedactionReport.from_counts(counts)
+    update = _redact_fields(session, _SESSION_FIELDS, counts)
+    update["events"] = _redact_events(session.events, counts)
+    update["git_branches"] = list(session.git_branches)
+    update["models"] = list(session.models)
+    update["usage"] = session.usage.model_copy()
+    return session.model_copy(update=update), RedactionReport.from_counts(counts)

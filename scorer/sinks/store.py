@@ -165,6 +165,9 @@ class ScoreStore:
             )
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
+            # Like the ledger: in WAL mode a commit survives a killed process without an
+            # fsync per transaction; only an OS crash can lose the last few commits.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except (sqlite3.Error, OSError) as e:

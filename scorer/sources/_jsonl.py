@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from scorer.errors import SourceError
 
 _BINARY_PROBE = 8192
@@ -83,7 +85,24 @@ def parse_json_line(raw: bytes, stats: JsonLines | None = None) -> Any:
 
     Never raises: invalid JSON, a line nested thousands deep (`RecursionError` in the
     decoder) and non-UTF-8 bytes are all counted instead.
+
+    orjson decodes the common case (valid UTF-8, no lone surrogate, no NaN) about 4x
+    faster than `json`; anything it refuses goes through the standard library path,
+    which keeps the lenient handling above.
     """
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _parse_lenient(raw, stats)
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth_exceeds(obj):
+        if stats is not None:
+            stats.deep_lines += 1
+        return None
+    return obj
+
+
+def _parse_lenient(raw: bytes, stats: JsonLines | None) -> Any:
+    """`parse_json_line` with the standard library: replacement decoding, lone surrogates."""
     text, replaced = decode_line(raw)
     if stats is not None and replaced:
         stats.non_utf8_lines += 1

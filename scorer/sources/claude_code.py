@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from scorer._gc import without_gc
 from scorer.errors import EmptySessionError, SourceError
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
 from scorer.sources._common import number_events, sum_usage
@@ -125,6 +126,7 @@ class ClaudeCodeSource:
         self.path = Path(path).expanduser()
         self.task = task
 
+    @without_gc
     def load(self) -> Session:
         """Read and parse the transcript.
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scorer._gc import without_gc
 from scorer.errors import EmptySessionError, SourceError
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources._common import (
@@ -171,6 +172,7 @@ class StreamJsonSource:
         self.path = Path(path).expanduser()
         self.task = task
 
+    @without_gc
     def load(self) -> Session:
         """Read and parse the stream.
 

@@ -11,16 +11,17 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer.errors import EmptySessionError
-from scorer.live.git import GitProgress, git_progress
 from scorer.live.progress import estimate_progress, extract_signals
-from scorer.live.resources import snapshot
 from scorer.live.terminal import clean_terminal
-from scorer.live.tmux import Capture, capture
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources._common import number_events
+
+if TYPE_CHECKING:
+    from scorer.live.git import GitProgress
+    from scorer.live.tmux import Capture
 
 # A new block starts at a prompt that carries a command, or at a TUI message marker.
 _BOUNDARY = re.compile(
@@ -123,6 +124,12 @@ class TmuxSource:
                 not a ref of the repository.
             EmptySessionError: The capture holds no text at all.
         """
+        # GitPython, libtmux and psutil load here, not when the terminal-file source
+        # imports this module's helpers on every `score-session` start.
+        from scorer.live.git import git_progress
+        from scorer.live.resources import snapshot
+        from scorer.live.tmux import capture
+
         cap = capture(
             self.target, lines=self.lines, all_panes=self.all_panes, socket_name=self.socket_name
         )

@@ -1,0 +1,142 @@
+"""One global limit on judge calls in flight: chunk-notes map calls share `--concurrency`.
+
+Chunked sessions make one notes call per chunk (run in parallel by the judge) plus a final
+call; without a shared limit K workers put up to K x chunks calls on the wire. The limit
+is one permit per HTTP request, so a session waiting for its own map calls holds none and
+K = 1 cannot deadlock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from scorer.jobs.backfill import BackfillOptions, pool_size, run_backfill
+from scorer.jobs.ratelimit import RateLimiter, limited_httpx2_client
+from scorer.prepare import prepare
+from scorer.settings import get_settings
+from scorer.sources.claude_code import ClaudeCodeSource
+from tests.jobs.helpers import FakeJudgeServer, transcript_lines
+
+BUDGET = 2_500
+"""Small enough that each session below splits into several chunks."""
+
+
+class CountingServer(FakeJudgeServer):
+    """The fake judge, also recording the most Messages calls it held at one time."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.in_flight = self.max_in_flight = 0
+        self._count_lock = threading.Lock()
+
+    def handle_post(self, path: str, body: dict) -> tuple[int, Any, dict]:
+        if not path.endswith("/v1/messages"):
+            return super().handle_post(path, body)
+        with self._count_lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return super().handle_post(path, body)
+        finally:
+            with self._count_lock:
+                self.in_flight -= 1
+
+
+def chunked_projects(root: Path, n: int) -> list[Path]:
+    folder = root / "-home-dev-proj"
+    folder.mkdir(parents=True)
+    when = datetime.now(UTC) - timedelta(hours=2)
+    paths = []
+    for i in range(n):
+        sid = str(uuid.UUID(int=i + 1))
+        path = folder / f"{sid}.jsonl"
+        lines = transcript_lines(sid, when, n_steps=200)
+        path.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+        os.utime(path, (when.timestamp(), when.timestamp()))
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture
+def chunked(tmp_path, monkeypatch):
+    root = tmp_path / "projects"
+    paths = chunked_projects(root, 6)
+    monkeypatch.setenv("SCORER_CHUNK_BUDGET", str(BUDGET))
+    get_settings.cache_clear()
+    chunks = len(prepare(ClaudeCodeSource(paths[0]).load()).chunks)
+    assert chunks >= 3  # the premise: every session makes chunks + 1 judge calls
+    return root, chunks
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_judge_calls_in_flight_never_exceed_concurrency(chunked, monkeypatch, k):
+    root, chunks = chunked
+    with CountingServer(latency=0.02) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        get_settings.cache_clear()
+        opts = BackfillOptions(source="claude-code", projects_root=root, judge="llm", concurrency=k)
+        done: list[Any] = []
+        runner = threading.Thread(target=lambda: done.append(run_backfill(opts)), daemon=True)
+        runner.start()
+        runner.join(120)
+        assert not runner.is_alive(), "backfill deadlocked"
+    summary = done[0]
+    assert (summary.scored, summary.failed) == (6, 0)
+    assert server.calls == 6 * (chunks + 1)
+    assert 1 <= server.max_in_flight <= k
+    if k > 1:
+        assert server.max_in_flight > 1  # the limit is a cap, not serialisation
+
+
+def test_pool_has_lookahead_workers_only_on_the_llm_path():
+    llm = BackfillOptions(source="claude-code", judge="llm", concurrency=16)
+    assert pool_size(llm) == 32
+    assert pool_size(llm.model_copy(update={"concurrency": 1})) == 2
+    assert pool_size(llm.model_copy(update={"concurrency": 64})) == 80
+    assert pool_size(llm.model_copy(update={"judge": "heuristic"})) == 16
+    assert pool_size(llm.model_copy(update={"dry_run": True})) == 16
+
+
+def test_limiter_caps_requests_in_flight_across_threads():
+    lock = threading.Lock()
+    state = {"now": 0, "most": 0}
+    gate = threading.Event()
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        gate.wait(0.05)
+        with lock:
+            state["now"] -= 1
+        return httpx2.Response(200, json={})
+
+    limiter = RateLimiter(max_in_flight=3)
+    client = limited_httpx2_client(limiter, inner=httpx2.MockTransport(handler))
+    threads = [threading.Thread(target=client.get, args=("http://x/",)) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert state["most"] == 3 and limiter.peak_in_flight == 3
+
+
+def test_a_failed_request_gives_its_permit_back():
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("refused")
+
+    limiter = RateLimiter(max_in_flight=1)
+    client = limited_httpx2_client(limiter, inner=httpx2.MockTransport(handler))
+    for _ in range(3):  # with a leaked permit the second request would block forever
+        with pytest.raises(httpx2.ConnectError):
+            client.get("http://x/")
