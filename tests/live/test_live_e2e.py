@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import libtmux
@@ -25,7 +23,7 @@ from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.settings import get_settings
 from tests.conftest import FIXTURES
 from tests.fakes.anthropic import FakeAnthropic, message_response, serve, valid_scoring_payload
-from tests.live.test_live_tmux import kill_server, wait_for
+from tests.live.test_live_tmux import wait_for
 from tests.sinks.cards import make_card
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -33,15 +31,6 @@ AGENT = FIXTURES / "live" / "agent_run.sh"
 SEVEN = {s.name for s in default_rubric().scores}
 TASK = "Add subtract() to calc.py with tests; keep the suite green."
 runner = CliRunner()
-
-
-@pytest.fixture
-def server() -> Iterator[libtmux.Server]:
-    srv = libtmux.Server(socket_name=f"scorer-test-{uuid.uuid4().hex[:10]}")
-    try:
-        yield srv
-    finally:
-        kill_server(srv)
 
 
 def git(repo: Path, *args: str) -> str:

@@ -8,27 +8,16 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import libtmux
 import pytest
 
 from tests.live.test_live_e2e import git, one_error_line, scorer
-from tests.live.test_live_tmux import kill_server, wait_for
+from tests.live.test_live_tmux import wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 PYTEST = f"{sys.executable} -m pytest -q test_calc.py"
-
-
-@pytest.fixture
-def server() -> Iterator[libtmux.Server]:
-    srv = libtmux.Server(socket_name=f"scorer-test-{uuid.uuid4().hex[:10]}")
-    try:
-        yield srv
-    finally:
-        kill_server(srv)
 
 
 @pytest.fixture

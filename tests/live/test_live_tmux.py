@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import time
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import libtmux
 import pytest
@@ -20,23 +17,6 @@ from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 SCRIPT = FIXTURES / "live" / "scripted_run.py"
-
-
-@pytest.fixture
-def server() -> Iterator[libtmux.Server]:
-    srv = libtmux.Server(socket_name=f"scorer-test-{uuid.uuid4().hex[:10]}")
-    try:
-        yield srv
-    finally:
-        kill_server(srv)
-
-
-def kill_server(srv: libtmux.Server) -> None:
-    """Kill the private test server and remove its socket file (tmux leaves it behind)."""
-    if srv.is_alive():
-        srv.kill()
-    uid_dir = Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}"
-    (uid_dir / srv.socket_name).unlink(missing_ok=True)
 
 
 def wait_for(srv: libtmux.Server, target: str, marker: str, timeout: float = 10.0) -> None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import uuid
 
-import libtmux
 import pytest
 
 from scorer.errors import SourceError
@@ -21,18 +19,9 @@ from scorer.sources.tmux import (
     terminal_events,
 )
 from tests.conftest import FIXTURES
-from tests.live.test_live_tmux import kill_server, wait_for
+from tests.live.test_live_tmux import wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-@pytest.fixture
-def server():
-    srv = libtmux.Server(socket_name=f"scorer-test-{uuid.uuid4().hex[:10]}")
-    try:
-        yield srv
-    finally:
-        kill_server(srv)
 
 
 @pytest.fixture
