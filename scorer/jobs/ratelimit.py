@@ -124,10 +124,10 @@ class RateLimiter:
     def pause(self, seconds: float) -> None:
         """Hold every worker of this API for `seconds` (extends, never shortens, a pause)."""
         with self._lock:
-            until = self.clock() + seconds
-            if until > self._paused_until:
-                self._paused_until = until
-                self.pauses += 1
+            # Every 429/529 counts, even one inside a longer pause already running: the
+            # count is how often the API pushed back, not how the pauses overlapped.
+            self.pauses += 1
+            self._paused_until = max(self._paused_until, self.clock() + seconds)
 
     @property
     def paused_for(self) -> float:

@@ -186,3 +186,14 @@ def test_token_bucket_rate():
         LimitedTransport(httpx2.MockTransport(lambda r: httpx2.Response(200)), lim),
         LimitedTransport,
     )
+
+
+def test_every_429_counts_as_a_pause_even_inside_a_longer_one():
+    """Two workers hit 429s (retry-after 3 then 2) within one second: two pauses, and the
+    shared pause keeps the later end (this count was timing-dependent before)."""
+    clock = [0.0]
+    lim = RateLimiter(rate=0, clock=lambda: clock[0], sleep=lambda s: None)
+    lim.pause(3)
+    clock[0] = 0.5
+    lim.pause(2)
+    assert lim.pauses == 2 and lim.paused_for == 2.5
