@@ -35,9 +35,12 @@ def _write_view(tmp_path: Path) -> tuple[Path, dict[str, int]]:
 
 
 def _wait(driver, condition, timeout: float = 10):
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(condition)
+    # A re-render can replace an element between finding it and reading it: ask again.
+    ignored = (NoSuchElementException, StaleElementReferenceException)
+    return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
 
 
 def _visible_in_pane(driver, element) -> bool:
@@ -93,8 +96,14 @@ def test_fragment_takes_the_same_path_and_timelines_render_lazily(clean_env, tmp
         assert "3 passed" in event.text and _visible_in_pane(driver, event)
         # A cited event that was never rendered says so instead of failing silently.
         driver.find_element(By.CSS_SELECTOR, 'a.ev-link[data-event="99"]').click()
-        note = _wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#timeline .cite"))
-        assert "#99 is not in the stored timeline" in note.text
+        missing = "#99 is not in the stored timeline"
+        notes = _wait(
+            driver,
+            lambda d: [
+                n for n in d.find_elements(By.CSS_SELECTOR, "#timeline .cite") if missing in n.text
+            ],
+        )
+        assert len(notes) == 1
 
 
 def test_index_filters_sort_and_trends(clean_env, tmp_path) -> None:
