@@ -47,11 +47,12 @@ class ModelSpec:
 
 
 MODELS: dict[str, ModelSpec] = {
-    "claude-sonnet-5-5": ModelSpec(1_000_000, 64_000),
-    "claude-opus-5-5": ModelSpec(1_000_000, 64_000),
-    "claude-haiku-5-5": ModelSpec(200_000, 64_000),
-    "claude-sonnet-4-6": ModelSpec(200_000, 64_000),
-    "claude-opus-4-6": ModelSpec(200_000, 64_000),
+    # From each model's overview page on platform.claude.com (November 2026).
+    "claude-sonnet-5-5": ModelSpec(1_000_000, 128_000),
+    "claude-opus-5-5": ModelSpec(1_000_000, 128_000),
+    "claude-sonnet-5": ModelSpec(1_000_000, 128_000),
+    "claude-sonnet-4-6": ModelSpec(1_000_000, 128_000),
+    "claude-opus-4-6": ModelSpec(200_000, 128_000),
     "claude-sonnet-4-5": ModelSpec(200_000, 64_000),
     "claude-haiku-4-5": ModelSpec(200_000, 64_000),
 }

@@ -34,6 +34,10 @@ class ModelPrice(BaseModel):
 def _default_models() -> dict[str, ModelPrice]:
     return {
         "claude-sonnet-5-5": ModelPrice(input=2.0, output=10.0, cache_read=0.20),
+        "claude-sonnet-5": ModelPrice(input=2.0, output=10.0, cache_read=0.20),
+        # The default fallback model (`SCORER_FALLBACK_MODEL`): a refused request retried
+        # there is billed at its own prices, not Sonnet 5.5's.
+        "claude-sonnet-4-6": ModelPrice(input=3.0, output=15.0, cache_read=0.30),
         "claude-sonnet-4-5": ModelPrice(input=3.0, output=15.0, cache_read=0.30),
     }
 

@@ -127,7 +127,7 @@ def test_the_answering_model_is_recorded():
 
 def test_context_window_comes_from_the_model_table_and_can_be_overridden(monkeypatch):
     assert AnthropicJudge(counter=CharCounter()).context_window == 1_000_000
-    old = AnthropicJudge(counter=CharCounter(), model="claude-sonnet-4-6")
+    old = AnthropicJudge(counter=CharCounter(), model="claude-sonnet-4-5")
     assert old.context_window == 200_000
     monkeypatch.setenv("SCORER_CONTEXT_WINDOW", "300000")
     get_settings.cache_clear()
