@@ -35,6 +35,11 @@ class Settings(BaseSettings):
         validation_alias="SCORER_HOME",
     )
     """Where the SQLite store and caches live."""
+    cache_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_cache_dir("session-scorer")),
+        validation_alias="SCORER_CACHE_DIR",
+    )
+    """Derived data that is safe to delete (the parsed tokenizer tables)."""
     claude_projects: Path = Field(
         default_factory=lambda: Path.home() / ".claude" / "projects",
         validation_alias="SCORER_CLAUDE_PROJECTS",

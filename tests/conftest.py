@@ -36,8 +36,14 @@ _ENV_VARS = [
 ]
 
 
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory):
+    """One `SCORER_CACHE_DIR` for the whole run (derived data only: the tokenizer tables)."""
+    return tmp_path_factory.mktemp("scorer-cache")
+
+
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch, tmp_path):
+def clean_env(monkeypatch, tmp_path, cache_dir):
     """No real keys, state under a tmp dir, fresh settings (and Langfuse server
     capabilities: every fake is a new server) for every test."""
     from scorer import langfuse_caps
@@ -49,6 +55,7 @@ def clean_env(monkeypatch, tmp_path):
         monkeypatch.delenv(var, raising=False)
     home = tmp_path / "scorer-home"
     monkeypatch.setenv("SCORER_HOME", str(home))
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache_dir))
     monkeypatch.setenv("SCORER_CLAUDE_PROJECTS", str(tmp_path / "no-projects"))
     monkeypatch.chdir(tmp_path)  # so no stray .env is read
     get_settings.cache_clear()

