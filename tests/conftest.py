@@ -56,6 +56,9 @@ def clean_env(monkeypatch, tmp_path, cache_dir):
     home = tmp_path / "scorer-home"
     monkeypatch.setenv("SCORER_HOME", str(home))
     monkeypatch.setenv("SCORER_CACHE_DIR", str(cache_dir))
+    # Backfills prepare in their threads unless a test asks for worker processes
+    # (tests/jobs/test_prep_pool.py): spawning one costs about a second.
+    monkeypatch.setenv("SCORER_PREP_PROCESSES", "0")
     monkeypatch.setenv("SCORER_CLAUDE_PROJECTS", str(tmp_path / "no-projects"))
     monkeypatch.chdir(tmp_path)  # so no stray .env is read
     get_settings.cache_clear()

@@ -23,7 +23,9 @@ outlasts the retries: `JudgeError`, a Langfuse error, a failed batch request) ar
 Concurrency and rate limits. At most `concurrency` judge requests are in flight, whatever
 the sessions' chunk counts: the Anthropic client's transport takes one permit of a shared
 `ratelimit.RateLimiter` per HTTP request. A few look-ahead workers beyond `concurrency`
-prepare the next sessions meanwhile (`pool_size`). Every request to one API goes through
+prepare the next sessions meanwhile (`pool_size`); from `--concurrency 4` on, local files
+are loaded and prepared in worker processes (`prep_pool`), so that pure-Python work does
+not hold the judge threads' GIL. Every request to one API goes through
 that limiter's token bucket, which a 429/529 pauses for its `retry-after`, so all workers
 back off together. A failing session is recorded `failed`
 (reason, attempts) and the batch goes on.
@@ -65,6 +67,7 @@ from scorer.errors import ConfigError, CredentialsError
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
 from scorer.jobs.pipeline import estimate_one, process
+from scorer.jobs.prep_pool import PrepPool, pool_workers
 from scorer.jobs.ratelimit import RateLimiter
 from scorer.jobs.run_state import (
     BackfillOptions,
@@ -108,6 +111,8 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
     # One global cap on judge requests in flight: chunk-notes map calls and final calls
     # of every session share the `--concurrency` slots (one permit per HTTP request).
     judge_limit = RateLimiter(rate=rate, max_in_flight=max(1, opts.concurrency))
+    # Started first: the workers' imports overlap this process's SDK import below.
+    prep = _prep_pool(opts)
     limiters = {"anthropic": judge_limit, "langfuse": RateLimiter(rate=rate)}
     lf = None
     if (
@@ -141,7 +146,17 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
         from scorer.sinks.langfuse import LangfuseSink
 
         sinks.append(LangfuseSink(api=lf))
-    return Services(load, judge, ScoreStore(), sinks, lf, client, limiters)
+    return Services(load, judge, ScoreStore(), sinks, lf, client, limiters, prep)
+
+
+def _prep_pool(opts: BackfillOptions) -> PrepPool | None:
+    """Prep worker processes for an LLM run over local files at high concurrency."""
+    from scorer.settings import get_settings
+
+    if opts.judge != "llm" or opts.dry_run or opts.batch_api or opts.source == "langfuse":
+        return None
+    workers = pool_workers(opts.concurrency, get_settings().prep_processes)
+    return PrepPool(workers) if workers else None
 
 
 def _anthropic_client(limiter: RateLimiter) -> Any:
@@ -212,13 +227,32 @@ def run_backfill(
     Returns:
         The summary; failures are in it, never raised (except credential errors).
     """
-    from scorer.judge.rubric import default_rubric
     from scorer.settings import get_settings
 
     began = time.monotonic()
     model = opts.model or get_settings().model
-    rubric_version = default_rubric().version
     services = services or default_services(opts, model=model)
+    try:
+        summary = _run(opts, services, model, store_path, progress, now)
+    finally:
+        if services.prep is not None:
+            services.prep.close()
+    summary.wall_seconds = round(time.monotonic() - began, 3)
+    return summary
+
+
+def _run(
+    opts: BackfillOptions,
+    services: Services,
+    model: str,
+    store_path: Path | None,
+    progress: ProgressFactory | None,
+    now: datetime | None,
+) -> BackfillSummary:
+    from scorer.judge.rubric import default_rubric
+    from scorer.settings import get_settings
+
+    rubric_version = default_rubric().version
     _forget_config_checks()
     key_params = opts.key_params(rubric_version, model)
     key = run_key(key_params)
@@ -268,7 +302,6 @@ def run_backfill(
         if opts.escalate_below is not None or opts.calibration_sample:
             _escalate(ctx, results, summary)
     summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
-    summary.wall_seconds = round(time.monotonic() - began, 3)
     return summary
 
 

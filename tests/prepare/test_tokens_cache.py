@@ -23,9 +23,9 @@ def fresh(monkeypatch, tmp_path):
     """An empty cache dir and no encoding built yet in this process."""
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     get_settings.cache_clear()
-    tokens.encoding.cache_clear()
+    tokens.forget_encoding()
     yield tmp_path / "cache"
-    tokens.encoding.cache_clear()
+    tokens.forget_encoding()
 
 
 def _name_and_constructor():
@@ -53,7 +53,7 @@ def test_cache_is_written_then_used_and_encodes_like_tiktoken(fresh, monkeypatch
         return constructor()
 
     monkeypatch.setitem(registry.ENCODING_CONSTRUCTORS, name, spy)
-    tokens.encoding.cache_clear()
+    tokens.forget_encoding()
     again = tokens.encoding()
     assert calls == []  # the tables came from the cache file
     assert [again.encode_ordinary(t) for t in SAMPLES] == [
@@ -69,7 +69,7 @@ def test_damaged_cache_is_rebuilt(fresh, damage):
     tokens.encoding()
     (path,) = fresh.glob("*.marshal")
     path.write_bytes(damage if damage is not None else marshal.dumps({"name": "other"}))
-    tokens.encoding.cache_clear()
+    tokens.forget_encoding()
     assert tokens.TokenCounter(1.0).count("hello world") == 2
     assert len(path.read_bytes()) > 100_000  # rewritten whole
     assert not list(fresh.glob(".tmp-*"))
@@ -80,8 +80,29 @@ def test_unwritable_cache_dir_is_not_an_error(monkeypatch, tmp_path):
     blocker.write_text("x")
     monkeypatch.setenv("SCORER_CACHE_DIR", str(blocker / "cache"))  # parent is a file
     get_settings.cache_clear()
-    tokens.encoding.cache_clear()
+    tokens.forget_encoding()
     try:
         assert tokens.TokenCounter(1.0).count("hello world") == 2
     finally:
-        tokens.encoding.cache_clear()
+        tokens.forget_encoding()
+
+
+def test_threads_starting_together_build_the_encoding_once(fresh, monkeypatch):
+    import threading
+
+    calls: list[str] = []
+    real = tokens._encoding_params
+
+    def slow(name, constructor):
+        calls.append(name)
+        threading.Event().wait(0.05)  # every thread reaches `encoding()` meanwhile
+        return real(name, constructor)
+
+    monkeypatch.setattr(tokens, "_encoding_params", slow)
+    built = []
+    threads = [threading.Thread(target=lambda: built.append(tokens.encoding())) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and all(e is built[0] for e in built)

@@ -1,0 +1,123 @@
+"""Load and prepare local sessions in worker processes, off the judge threads' GIL.
+
+A backfill's judge threads spend their time waiting on the network, but loading and
+preparing a session (JSON decoding, redaction, rendering, tokenizing) is pure Python
+that holds the GIL: about 60 ms for a 2.7 MB transcript. At high concurrency that work
+delays every other thread's request and reply handling, and the process uses one core.
+`PrepPool` does it in other processes instead; the thread that asked only unpickles the
+result (~3 ms for the same session).
+
+The workers are spawned (not forked: the run already has threads) when the pool is
+made, and each imports the prep code and builds the tokenizer straight away, so that
+cost overlaps the parent's own start-up (the Anthropic SDK import). Workers ignore
+Ctrl-C: the parent stops the run and shuts them down.
+
+Only local files go through the pool; a Langfuse session is fetched by the parent's
+rate-limited client and prepared in its thread. A broken pool (a worker killed, out of
+memory) is not fatal: the session is prepared in its thread and so are all later ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from scorer.prepare.prepared import Prepared
+
+log = logging.getLogger(__name__)
+
+MAX_WORKERS = 4
+MIN_CONCURRENCY = 4
+"""Below this many judge calls in flight, prep in the judge threads keeps up."""
+
+
+def pool_workers(concurrency: int, setting: int | None = None) -> int:
+    """How many prep processes a run with `concurrency` judge calls in flight gets.
+
+    Args:
+        concurrency: The run's `--concurrency`.
+        setting: `SCORER_PREP_PROCESSES` (0: never; None: automatic).
+
+    Returns:
+        0 (prepare in the judge threads) or the number of worker processes: automatic is
+        one per spare core, at most `MAX_WORKERS`, from `MIN_CONCURRENCY` calls on.
+    """
+    if setting is not None:
+        return max(0, setting)
+    cores = os.cpu_count() or 1
+    if concurrency < MIN_CONCURRENCY or cores < 2:
+        return 0
+    return min(MAX_WORKERS, cores - 1)
+
+
+def _start_worker() -> None:
+    """Worker initializer: ignore Ctrl-C, then import prep and build the tokenizer now."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from scorer.prepare.tokens import encoding
+    from scorer.sources.claude_code import ClaudeCodeSource  # noqa: F401 - warm the import
+
+    encoding()
+
+
+def _warm() -> int:
+    return os.getpid()
+
+
+def load_and_prepare(origin: str) -> Prepared:
+    """What a worker runs: the file source's load, then `prepare` (as in a thread)."""
+    from scorer.prepare import prepare
+    from scorer.sources.claude_code import ClaudeCodeSource
+
+    return prepare(ClaudeCodeSource(Path(origin)).load())
+
+
+class PrepPool:
+    """Worker processes that turn a local transcript path into a `Prepared`.
+
+    Args:
+        workers: Number of processes (at least 1).
+    """
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        self._broken = False
+        self._lock = threading.Lock()
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+        )
+        # Submitting starts the processes now, so their imports overlap the caller's.
+        self._warming: list[Future[int]] = [self._pool.submit(_warm) for _ in range(self.workers)]
+
+    @property
+    def broken(self) -> bool:
+        """True once a worker died: every later session is prepared in its thread."""
+        return self._broken
+
+    def prepare_file(self, origin: str) -> Prepared:
+        """Load and prepare one local transcript in a worker.
+
+        Raises:
+            ScorerError: Whatever the source or `prepare` raised in the worker (a
+                `SourceError` for an unreadable file, say), re-raised here.
+        """
+        if not self._broken:
+            try:
+                return self._pool.submit(load_and_prepare, origin).result()
+            except BrokenProcessPool as exc:
+                with self._lock:
+                    if not self._broken:
+                        log.warning("prep workers stopped (%s); preparing in threads", exc)
+                    self._broken = True
+        return load_and_prepare(origin)
+
+    def close(self) -> None:
+        """Stop the workers (sessions not yet started are dropped)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)

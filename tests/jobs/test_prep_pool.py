@@ -1,0 +1,110 @@
+"""Backfill prep in worker processes: same result as in a thread, errors and breakage handled.
+
+These tests spawn real worker processes (about a second each), so they are few; every
+other backfill test prepares in its threads (`SCORER_PREP_PROCESSES=0` in conftest).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from typing import Any
+
+import pytest
+
+from scorer.errors import EmptySessionError, SourceError
+from scorer.jobs.backfill import BackfillOptions, run_backfill
+from scorer.jobs.prep_pool import MAX_WORKERS, PrepPool, pool_workers
+from scorer.prepare import prepare
+from scorer.settings import get_settings
+from scorer.sources.claude_code import ClaudeCodeSource
+from tests.conftest import BIG_SESSION
+from tests.jobs.helpers import FakeJudgeServer, make_projects
+
+
+def test_workers_follow_concurrency_cores_and_the_setting(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert pool_workers(1) == pool_workers(3) == 0  # the judge threads keep up
+    assert pool_workers(4) == pool_workers(16) == MAX_WORKERS
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert pool_workers(16) == 1  # one spare core
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert pool_workers(16) == 0  # no spare core: processes would only add pickling
+    assert pool_workers(16, setting=0) == 0
+    assert pool_workers(1, setting=3) == 3
+
+
+@pytest.fixture(scope="module")
+def pool():
+    prep = PrepPool(1)
+    yield prep
+    prep.close()
+
+
+def test_worker_result_equals_the_in_thread_prep(pool):
+    if not BIG_SESSION.exists():
+        pytest.skip("real data not found")
+    here = prepare(ClaudeCodeSource(BIG_SESSION).load())
+    there = pool.prepare_file(str(BIG_SESSION))
+    assert there.session == here.session
+    assert there.header == here.header and there.events == here.events
+    assert [c.text for c in there.chunks] == [c.text for c in here.chunks]
+    assert there.redactions == here.redactions and there.signals == here.signals
+
+
+def test_source_errors_from_a_worker_keep_their_type_and_message(pool, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(EmptySessionError, match="is empty"):
+        pool.prepare_file(str(empty))
+    with pytest.raises(SourceError, match=r"cannot read|not a regular file"):
+        pool.prepare_file(str(tmp_path / "missing.jsonl"))
+    assert not pool.broken  # a bad session is not a broken pool
+
+
+def test_a_killed_worker_falls_back_to_threads(tmp_path):
+    ids = make_projects(tmp_path / "projects", 1)
+    path = str(tmp_path / "projects" / "-home-dev-proj" / f"{ids[0]}.jsonl")
+    prep = PrepPool(1)
+    try:
+        first = prep.prepare_file(path)
+        for pid in list(prep._pool._processes):  # simulate an OOM kill
+            os.kill(pid, signal.SIGKILL)
+        again = prep.prepare_file(path)
+        assert prep.broken
+        assert again.session == first.session and again.chunks == first.chunks
+        assert prep.prepare_file(path).session == first.session  # later ones in threads
+    finally:
+        prep.close()
+
+
+def test_backfill_with_prep_workers_scores_like_without(tmp_path, monkeypatch):
+    make_projects(tmp_path / "projects", 6)
+    results: dict[str, Any] = {}
+    pooled: list[str] = []
+    real = PrepPool.prepare_file
+
+    def counting(self: PrepPool, origin: str):
+        pooled.append(origin)
+        return real(self, origin)
+
+    monkeypatch.setattr(PrepPool, "prepare_file", counting)
+    with FakeJudgeServer(latency=0.01) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        for procs in ("0", "1"):
+            monkeypatch.setenv("SCORER_PREP_PROCESSES", procs)
+            monkeypatch.setenv("SCORER_HOME", str(tmp_path / f"home-{procs}"))
+            get_settings.cache_clear()
+            opts = BackfillOptions(
+                source="claude-code", projects_root=tmp_path / "projects", judge="llm",
+                concurrency=4,
+            )  # fmt: skip
+            before = threading.active_count()
+            results[procs] = run_backfill(opts)
+            assert threading.active_count() <= before  # the pool's threads are gone
+    with_pool, without = results["1"], results["0"]
+    assert (with_pool.scored, with_pool.failed) == (without.scored, without.failed) == (6, 0)
+    assert with_pool.input_tokens == without.input_tokens  # the same prompts were sent
+    assert len(pooled) == 6  # every session of the second run went through the workers
