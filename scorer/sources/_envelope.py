@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import repeat
+from operator import eq
 from typing import Any
 
 from scorer.sources._common import parse_ts
@@ -67,10 +68,8 @@ def order_segments(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     Files are appended chronologically, so this is normally a no-op; it matters when a
     resume or merge wrote a later segment above an earlier one.
     """
-    systems = [
-        r for r, kind in zip(records, _values(records, "type"), strict=True) if kind == "system"
-    ]
-    if sum(r.get("subtype") == "compact_boundary" for r in systems) <= 1:
+    # Counting every compact_boundary subtype (of any line type) can only overcount.
+    if sum(map(eq, _values(records, "subtype"), repeat("compact_boundary"))) <= 1:
         return records  # at most one boundary: at most one segment after the first
     segments: list[list[dict[str, Any]]] = [[]]
     for record in records:

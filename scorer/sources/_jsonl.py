@@ -12,7 +12,7 @@ import json
 import re
 import stat
 from dataclasses import dataclass, field
-from itertools import islice, repeat
+from itertools import compress, count, islice, repeat
 from operator import add
 from pathlib import Path
 from typing import Any
@@ -156,8 +156,8 @@ def decode_lines(lines: list[bytes], stats: JsonLines) -> list[Any]:
             lenient.add(len(objs))
             objs.append(_parse_lenient(lines[len(objs)], stats))
     openers = map(add, map(bytes.count, lines, repeat(b"[")), map(bytes.count, lines, repeat(b"{")))
-    for i, n in enumerate(openers):
-        if n > MAX_JSON_DEPTH and i not in lenient and json_depth_exceeds(objs[i]):
+    for i in compress(count(), map(MAX_JSON_DEPTH.__lt__, openers)):
+        if i not in lenient and json_depth_exceeds(objs[i]):
             stats.deep_lines += 1
             objs[i] = None
     return objs
@@ -192,7 +192,7 @@ def read_jsonl(path: Path) -> JsonLines:
     if b"\x00" in data[:_BINARY_PROBE]:
         raise SourceError(f"{path} is a binary file, not a JSONL transcript")
     out = JsonLines()
-    lines = [raw for raw in data.splitlines() if raw.strip()]
+    lines = list(filter(bytes.strip, data.splitlines()))  # blank lines do not count
     out.n_lines = len(lines)
     out.records = [obj for obj in decode_lines(lines, out) if isinstance(obj, dict)]
     out.bad_lines = out.n_lines - len(out.records)

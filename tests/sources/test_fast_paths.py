@@ -108,6 +108,9 @@ def test_order_segments_only_reorders_with_two_boundaries() -> None:
     late = [{**boundary, "timestamp": "9"}, {"n": 1}]
     early = [{**boundary, "timestamp": "5"}, {"n": 2}]
     assert order_segments([{"n": 0}, *late, *early]) == [{"n": 0}, *early, *late]
+    # The subtype alone is not a boundary: only system lines split segments.
+    fake = [{"type": "user", "subtype": "compact_boundary", "timestamp": t} for t in "91"]
+    assert order_segments([{"n": 0}, *fake, *late]) == [{"n": 0}, *fake, *late]
 
 
 def test_read_envelope_first_last_and_distinct_in_order() -> None:
