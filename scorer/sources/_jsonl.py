@@ -192,7 +192,9 @@ def read_jsonl(path: Path) -> JsonLines:
     if b"\x00" in data[:_BINARY_PROBE]:
         raise SourceError(f"{path} is a binary file, not a JSONL transcript")
     out = JsonLines()
-    lines = list(filter(bytes.strip, data.splitlines()))  # blank lines do not count
+    # Without a CR, splitting at LF cuts exactly where `splitlines` would, a bit faster.
+    pieces = data.splitlines() if b"\r" in data else data.split(b"\n")
+    lines = list(filter(bytes.strip, pieces))  # blank lines do not count
     out.n_lines = len(lines)
     out.records = [obj for obj in decode_lines(lines, out) if isinstance(obj, dict)]
     out.bad_lines = out.n_lines - len(out.records)

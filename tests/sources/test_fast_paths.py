@@ -164,3 +164,16 @@ def test_read_jsonl_resumes_after_refused_lines_in_order(tmp_path: Path) -> None
     assert [r["n"] for r in got.records] == [0, 3, 5, 6, 7]
     assert got == want
     assert (got.bad_lines, got.deep_lines, got.non_utf8_lines, got.n_lines) == (5, 2, 2, 10)
+
+
+def test_read_jsonl_splits_like_splitlines_with_and_without_carriage_returns(
+    tmp_path: Path,
+) -> None:
+    lf, crlf, cr = (tmp_path / n for n in ("lf.jsonl", "crlf.jsonl", "cr.jsonl"))
+    lf.write_bytes(b'{"n": 0}\n\n  \n{"n": 1}\n{"n": 2')
+    crlf.write_bytes(b'{"n": 0}\r\n\r\n{"n": 1}\r\n')
+    cr.write_bytes(b'{"n": 0}\r{"n": 1}\n{"n": 2}')  # a bare CR ends a line too
+    for path in (lf, crlf, cr):
+        assert read_jsonl(path) == _read_reference(path)
+    assert [r["n"] for r in read_jsonl(cr).records] == [0, 1, 2]
+    assert (read_jsonl(lf).n_lines, read_jsonl(lf).bad_lines) == (3, 1)
