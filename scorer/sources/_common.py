@@ -111,16 +111,13 @@ def detect_failure(
     return failed, exit_code
 
 
-def usage_from(raw: Any) -> TokenUsage:
-    """Anthropic `usage` dict → TokenUsage (missing or odd values count as 0)."""
-    if not isinstance(raw, dict):
-        return TokenUsage()
-    return TokenUsage(
-        input_tokens=_count(raw, "input_tokens"),
-        output_tokens=_count(raw, "output_tokens"),
-        cache_read_tokens=_count(raw, "cache_read_input_tokens"),
-        cache_write_tokens=_count(raw, "cache_creation_input_tokens"),
-    )
+_USAGE_KEYS = (
+    ("input_tokens", "input_tokens"),
+    ("output_tokens", "output_tokens"),
+    ("cache_read_tokens", "cache_read_input_tokens"),
+    ("cache_write_tokens", "cache_creation_input_tokens"),
+)
+"""TokenUsage field → the Anthropic `usage` key it is read from."""
 
 
 def _count(raw: dict[str, Any], key: str) -> int:
@@ -276,4 +273,6 @@ class UsageLedger:
         return len(self._by_message)
 
     def total(self) -> TokenUsage:
-        return sum_usage(map(usage_from, self._by_message.values()))
+        """Usage summed over messages (missing or odd values count as 0)."""
+        raws = list(self._by_message.values())
+        return TokenUsage(**{name: sum(_count(r, key) for r in raws) for name, key in _USAGE_KEYS})

@@ -14,7 +14,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorer.sources._common import parse_ts
+from scorer.models import TokenUsage
+from scorer.sources._common import UsageLedger, parse_ts
 from scorer.sources._envelope import dedupe, order_segments, read_envelope, time_span
 from scorer.sources._jsonl import JsonLines, parse_json_line, read_jsonl
 
@@ -177,3 +178,16 @@ def test_read_jsonl_splits_like_splitlines_with_and_without_carriage_returns(
         assert read_jsonl(path) == _read_reference(path)
     assert [r["n"] for r in read_jsonl(cr).records] == [0, 1, 2]
     assert (read_jsonl(lf).n_lines, read_jsonl(lf).bad_lines) == (3, 1)
+
+
+def test_usage_ledger_sums_the_last_snapshot_of_each_message() -> None:
+    ledger = UsageLedger()
+    ledger.record("m1", {"input_tokens": 5, "output_tokens": 1, "cache_read_input_tokens": 9}, "a")
+    ledger.record(
+        "m1", {"input_tokens": 6, "output_tokens": "7", "cache_read_input_tokens": True}, "a"
+    )
+    ledger.record("m2", {"output_tokens": 3, "cache_creation_input_tokens": 2.5}, "b")
+    ledger.record("m3", "not a dict", None)
+    assert ledger.n_messages == 2
+    assert ledger.total() == TokenUsage(input_tokens=6, output_tokens=3, cache_read_tokens=1)
+    assert UsageLedger().total() == TokenUsage()
