@@ -147,17 +147,16 @@ def decode_lines(lines: list[bytes], stats: JsonLines) -> list[Any]:
     lines with enough brackets to nest too deeply.
     """
     objs: list[Any] = []
-    lenient: set[int] = set()
     while len(objs) < len(lines):
         try:
             # On a refused line, extend keeps what was decoded before it.
             objs.extend(map(orjson.loads, islice(lines, len(objs), None)))
         except orjson.JSONDecodeError:
-            lenient.add(len(objs))
             objs.append(_parse_lenient(lines[len(objs)], stats))
     openers = map(add, map(bytes.count, lines, repeat(b"[")), map(bytes.count, lines, repeat(b"{")))
     for i in compress(count(), map(MAX_JSON_DEPTH.__lt__, openers)):
-        if i not in lenient and json_depth_exceeds(objs[i]):
+        # A lenient line too deep is None already, so it is not counted twice.
+        if json_depth_exceeds(objs[i]):
             stats.deep_lines += 1
             objs[i] = None
     return objs

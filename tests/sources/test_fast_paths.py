@@ -97,6 +97,12 @@ def test_dedupe_keeps_the_first_of_each_string_uuid_only() -> None:
     assert dropped == 1
 
 
+def test_dedupe_counts_repeats_among_lines_without_uuids() -> None:
+    records = [{"uuid": "a", "n": 1}, {"n": 2}, {"uuid": "a", "n": 3}, {"uuid": None, "n": 4}]
+    kept, dropped = dedupe(records)
+    assert ([r["n"] for r in kept], dropped) == ([1, 2, 4], 1)
+
+
 def test_dedupe_without_repeats_keeps_everything() -> None:
     records = [{"uuid": "a"}, {}, {}, {"uuid": "b"}, {"uuid": 3}]
     assert dedupe(records) == (records, 0)
