@@ -111,28 +111,29 @@ def detect_failure(
     return failed, exit_code
 
 
-def usage_from(raw: Any) -> TokenUsage:
-    """Anthropic `usage` dict → TokenUsage (missing or odd values count as 0)."""
-    if not isinstance(raw, dict):
-        return TokenUsage()
+_USAGE_KEYS = (
+    ("input_tokens", "input_tokens"),
+    ("output_tokens", "output_tokens"),
+    ("cache_read_tokens", "cache_read_input_tokens"),
+    ("cache_write_tokens", "cache_creation_input_tokens"),
+)
+"""TokenUsage field → the Anthropic `usage` key it is read from."""
 
-    def num(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) else 0
 
-    return TokenUsage(
-        input_tokens=num("input_tokens"),
-        output_tokens=num("output_tokens"),
-        cache_read_tokens=num("cache_read_input_tokens"),
-        cache_write_tokens=num("cache_creation_input_tokens"),
-    )
+def _count(raw: dict[str, Any], key: str) -> int:
+    value = raw.get(key)
+    return value if isinstance(value, int) else 0
 
 
 def sum_usage(usages: Iterable[TokenUsage]) -> TokenUsage:
-    total = TokenUsage()
-    for usage in usages:
-        total = total + usage
-    return total
+    """Field-wise sum (one model built at the end, not one per addition)."""
+    items = list(usages)
+    return TokenUsage(
+        input_tokens=sum(u.input_tokens for u in items),
+        output_tokens=sum(u.output_tokens for u in items),
+        cache_read_tokens=sum(u.cache_read_tokens for u in items),
+        cache_write_tokens=sum(u.cache_write_tokens for u in items),
+    )
 
 
 def assistant_message_events(
@@ -251,16 +252,17 @@ class UsageLedger:
     """Per-message usage, keeping the LAST snapshot of each `message.id`.
 
     Split assistant lines carry running usage snapshots; summing them double-counts.
+    The raw `usage` dicts are kept and converted once, in `total`.
     """
 
     def __init__(self) -> None:
-        self._by_message: dict[str, TokenUsage] = {}
+        self._by_message: dict[str, dict[str, Any]] = {}
         self.models: list[str] = []
         self._seen_models: set[str] = set()
 
     def record(self, message_id: str, usage: Any, model: Any) -> None:
         if isinstance(usage, dict):
-            self._by_message[message_id] = usage_from(usage)
+            self._by_message[message_id] = usage
         is_real = isinstance(model, str) and model and model != SYNTHETIC_MODEL
         if is_real and model not in self._seen_models:
             self._seen_models.add(model)
@@ -271,4 +273,6 @@ class UsageLedger:
         return len(self._by_message)
 
     def total(self) -> TokenUsage:
-        return sum_usage(self._by_message.values())
+        """Usage summed over messages (missing or odd values count as 0)."""
+        raws = list(self._by_message.values())
+        return TokenUsage(**{name: sum(_count(r, key) for r in raws) for name, key in _USAGE_KEYS})

@@ -12,6 +12,8 @@ import json
 import re
 import stat
 from dataclasses import dataclass, field
+from itertools import compress, count, islice, repeat
+from operator import add
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +139,29 @@ def _replace_surrogates(obj: Any) -> Any:
     return obj
 
 
+def decode_lines(lines: list[bytes], stats: JsonLines) -> list[Any]:
+    """`parse_json_line` over many lines, with the common case kept in C.
+
+    orjson decodes runs of good lines through `map`; a line it refuses goes through the
+    lenient path alone and the run resumes after it. The depth guard then looks only at
+    lines with enough brackets to nest too deeply.
+    """
+    objs: list[Any] = []
+    while len(objs) < len(lines):
+        try:
+            # On a refused line, extend keeps what was decoded before it.
+            objs.extend(map(orjson.loads, islice(lines, len(objs), None)))
+        except orjson.JSONDecodeError:
+            objs.append(_parse_lenient(lines[len(objs)], stats))
+    openers = map(add, map(bytes.count, lines, repeat(b"[")), map(bytes.count, lines, repeat(b"{")))
+    for i in compress(count(), map(MAX_JSON_DEPTH.__lt__, openers)):
+        # A lenient line too deep is None already, so it is not counted twice.
+        if json_depth_exceeds(objs[i]):
+            stats.deep_lines += 1
+            objs[i] = None
+    return objs
+
+
 def require_regular_file(path: Path) -> None:
     """Refuse anything but a regular file (a FIFO would block `open` forever).
 
@@ -166,15 +191,12 @@ def read_jsonl(path: Path) -> JsonLines:
     if b"\x00" in data[:_BINARY_PROBE]:
         raise SourceError(f"{path} is a binary file, not a JSONL transcript")
     out = JsonLines()
-    for raw in data.splitlines():
-        if not raw.strip():
-            continue
-        out.n_lines += 1
-        obj = parse_json_line(raw, out)
-        if isinstance(obj, dict):
-            out.records.append(obj)
-        else:
-            out.bad_lines += 1
+    # Without a CR, splitting at LF cuts exactly where `splitlines` would, a bit faster.
+    pieces = data.splitlines() if b"\r" in data else data.split(b"\n")
+    lines = list(filter(bytes.strip, pieces))  # blank lines do not count
+    out.n_lines = len(lines)
+    out.records = [obj for obj in decode_lines(lines, out) if isinstance(obj, dict)]
+    out.bad_lines = out.n_lines - len(out.records)
     if not out.records and out.bad_lines:
         raise SourceError(f"{path} is not a JSONL transcript (no line is a JSON object)")
     return out

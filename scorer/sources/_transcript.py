@@ -20,6 +20,7 @@ from scorer.sources._common import (
     strip_ansi,
     tool_result_event,
 )
+from scorer.sources._envelope import Envelope, dedupe, order_segments, read_envelope
 
 TRANSCRIPT_TYPES = frozenset(
     {
@@ -108,16 +109,16 @@ def parse_transcript(records: list[dict[str, Any]], *, main: bool = True) -> Tra
     conversation is not itself a sidechain, stray sidechain lines are skipped.
     """
     out = TranscriptParse()
-    records = _dedupe(records, out)
-    records = _order_segments(records)
+    records, out.duplicate_lines = dedupe(records)
+    records = order_segments(records)
     first = next((r for r in records if r.get("type") in ("user", "assistant")), {})
-    skip_sidechain = main and not first.get("isSidechain")
+    if main and not first.get("isSidechain"):
+        kept = [r for r in records if r.get("isSidechain") is not True]
+        out.sidechain_lines_skipped = len(records) - len(kept)
+        records = kept
+    _note_envelope(read_envelope(records), out)
     tool_names: dict[str, str] = {}
     for record in records:
-        if skip_sidechain and record.get("isSidechain") is True:
-            out.sidechain_lines_skipped += 1
-            continue
-        _note_envelope(record, out)
         rtype = record.get("type")
         # Unknown (or non-string) types are passthrough.
         handler = _HANDLERS.get(rtype) if isinstance(rtype, str) else None
@@ -126,60 +127,10 @@ def parse_transcript(records: list[dict[str, Any]], *, main: bool = True) -> Tra
     return out
 
 
-def _dedupe(records: list[dict[str, Any]], out: TranscriptParse) -> list[dict[str, Any]]:
-    seen: set[str] = set()
-    kept: list[dict[str, Any]] = []
-    for record in records:
-        uuid = record.get("uuid")
-        if isinstance(uuid, str):
-            if uuid in seen:
-                out.duplicate_lines += 1
-                continue
-            seen.add(uuid)
-        kept.append(record)
-    return kept
-
-
-def _order_segments(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Split at compaction roots and order the segments by their first timestamp.
-
-    Files are appended chronologically, so this is normally a no-op; it matters when a
-    resume or merge wrote a later segment above an earlier one.
-    """
-    segments: list[list[dict[str, Any]]] = [[]]
-    for record in records:
-        if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
-            segments.append([])
-        segments[-1].append(record)
-    if len(segments) <= 2:
-        return records
-
-    def first_ts(segment: list[dict[str, Any]]) -> str:
-        return next((r["timestamp"] for r in segment if isinstance(r.get("timestamp"), str)), "")
-
-    ordered = [segments[0], *sorted(segments[1:], key=first_ts)]
-    return [r for segment in ordered for r in segment]
-
-
-def _note_envelope(record: dict[str, Any], out: TranscriptParse) -> None:
-    if out.session_id is None and isinstance(record.get("sessionId"), str):
-        out.session_id = record["sessionId"]
-    cwd = record.get("cwd")
-    if isinstance(cwd, str) and cwd and cwd not in out.cwds:
-        out.cwds.append(cwd)
-    branch = record.get("gitBranch")
-    if isinstance(branch, str) and branch and branch not in out.git_branches:
-        out.git_branches.append(branch)
-    if isinstance(record.get("version"), str):
-        out.version = record["version"]
-    if isinstance(record.get("slug"), str):
-        out.slug = record["slug"]
-    ts = parse_ts(record.get("timestamp"))
-    if ts:
-        if out.started_at is None or ts < out.started_at:
-            out.started_at = ts
-        if out.ended_at is None or ts > out.ended_at:
-            out.ended_at = ts
+def _note_envelope(envelope: Envelope, out: TranscriptParse) -> None:
+    out.session_id, out.version, out.slug = envelope.session_id, envelope.version, envelope.slug
+    out.cwds, out.git_branches = envelope.cwds, envelope.git_branches
+    out.started_at, out.ended_at = envelope.started_at, envelope.ended_at
 
 
 def _on_assistant(record: dict[str, Any], out: TranscriptParse, names: dict[str, str]) -> None:
