@@ -9,8 +9,11 @@ transcript is scanned only by the rules whose trigger text actually occurs.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
+from collections.abc import Iterator
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 import ahocorasick
@@ -135,6 +138,7 @@ def _walk(obj: Any, counts: Counter[str], key: str | None = None) -> Any:
 
 _SESSION_FIELDS = ("origin", "title", "task", "cwd", "project", "extra")
 _EVENT_FIELDS = ("text", "tool_input", "meta")
+_SEP = "\x00"  # joins an event tree's strings for one scan: no trigger contains it
 
 
 def _redact_fields(model: Event | Session, fields: tuple[str, ...], counts: Counter[str]) -> dict:
@@ -147,18 +151,81 @@ def _redact_fields(model: Event | Session, fields: tuple[str, ...], counts: Coun
     return out
 
 
-def _redact_events(events: list[Event], counts: Counter[str]) -> list[Event]:
-    # `model_copy(update=)` skips validation: the events were validated when the source
-    # built them, and redaction only swaps strings for strings.
-    return [
-        event.model_copy(
-            update={
-                **_redact_fields(event, _EVENT_FIELDS, counts),
-                "children": _redact_events(event.children, counts),
-            }
-        )
-        for event in events
-    ]
+@lru_cache(maxsize=4096)
+def _secret_name(key: str) -> bool:
+    return bool(key) and is_secret_name(key)
+
+
+def _collect(obj: dict | list | tuple, out: list[str]) -> bool:
+    """Append every string inside `obj` to `out` (in `_walk`'s order).
+
+    Returns True when a string sits under a dict key that names a secret: `_walk` may then
+    redact it whole, trigger or not.
+    """
+    flagged = False
+    items = obj.items() if isinstance(obj, dict) else ((None, v) for v in obj)
+    for key, value in items:
+        if isinstance(value, str):
+            out.append(value)
+            flagged = flagged or (isinstance(key, str) and _secret_name(key))
+        elif isinstance(value, dict | list | tuple):
+            flagged = _collect(value, out) or flagged
+    return flagged
+
+
+def _depth_first(events: list[Event]) -> Iterator[Event]:
+    for event in events:
+        yield event
+        if event.children:
+            yield from _depth_first(event.children)
+
+
+def _suspects(events: list[Event]) -> set[int]:
+    """The ids of the events `_walk` could change: a trigger occurs in one of their
+    strings, or a secret-named key holds a string. All strings are scanned in one pass."""
+    strings: list[str] = []
+    owners: list[int] = []  # owners[i]: id of the event that holds strings[i]
+    suspects: set[int] = set()
+    for event in _depth_first(events):
+        start = len(strings)
+        strings.append(event.text)
+        if _collect((event.tool_input or {}, event.meta), strings):
+            suspects.add(id(event))
+        owners.extend([id(event)] * (len(strings) - start))
+    starts = list(accumulate((len(s) + 1 for s in strings), initial=0))
+    for end, _ in _PREFILTER.iter(_SEP.join(strings)):
+        suspects.add(owners[bisect_right(starts, end) - 1])
+    return suspects
+
+
+def _redact_events(
+    events: list[Event], suspects: set[int], counts: Counter[str]
+) -> tuple[list[Event], bool]:
+    """The events with secrets replaced, and whether any changed.
+
+    An event nothing was redacted from is kept as it is (shared with the input session;
+    nothing downstream mutates events). A changed one is a copy with fresh containers:
+    `model_copy(update=)` skips validation, as redaction only swaps strings for strings.
+    """
+    out: list[Event] = []
+    changed = False
+    for event in events:
+        update: dict[str, Any] = {}
+        if id(event) in suspects:
+            found: Counter[str] = Counter()
+            fields = _redact_fields(event, _EVENT_FIELDS, found)
+            if found:  # nothing counted means every string came back unchanged
+                counts.update(found)
+                update = fields
+        if event.children:
+            children, children_changed = _redact_events(event.children, suspects, counts)
+            if children_changed:
+                update["children"] = children
+        if update:
+            event = event.model_copy(update=update)
+            changed = True
+        out.append(event)
+    return out, changed
 
 
 def redact_session(session: Session) -> tuple[Session, RedactionReport]:
@@ -166,11 +233,12 @@ def redact_session(session: Session) -> tuple[Session, RedactionReport]:
     title, origin and `extra`.
 
     Returns:
-        A new Session (the input is left untouched) and the RedactionReport.
+        A new Session (the input is left untouched; events with nothing to redact are
+        shared with it) and the RedactionReport.
     """
     counts: Counter[str] = Counter()
     update = _redact_fields(session, _SESSION_FIELDS, counts)
-    update["events"] = _redact_events(session.events, counts)
+    update["events"], _ = _redact_events(session.events, _suspects(session.events), counts)
     update["git_branches"] = list(session.git_branches)
     update["models"] = list(session.models)
     update["usage"] = session.usage.model_copy()
