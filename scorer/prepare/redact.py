@@ -2,8 +2,9 @@
 
 Pure: strings in, strings out; the input session is never mutated. Every secret found is replaced by `[REDACTED:<kind>]` and
 counted by kind. The formats live in `secret_rules.py`; each has literal triggers, and one
-combined regex finds which triggers occur in a text in a single pass, so a 27 MB
-transcript is scanned only by the rules whose trigger text actually occurs.
+Aho-Corasick automaton finds which triggers occur in a text in a single pass, so a 27 MB
+transcript is scanned only by the rules whose trigger text actually occurs. A session's
+strings are all scanned at once, and only the events holding a trigger are redacted.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
-import ahocorasick
+from ahocorasick_rs import BytesAhoCorasick, Implementation
 from pydantic import BaseModel, Field
 
 from scorer.models import Event, Session
@@ -41,29 +42,39 @@ def marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-def _build_prefilter() -> tuple[ahocorasick.Automaton, dict[str, frozenset[int]]]:
-    """One Aho-Corasick automaton over every rule's triggers, and trigger → rules it enables."""
-    automaton = ahocorasick.Automaton()
+def _build_prefilter() -> tuple[BytesAhoCorasick, tuple[frozenset[int], ...]]:
+    """One Aho-Corasick automaton over every rule's triggers, and per trigger the rules it
+    enables. It scans UTF-8: every trigger is ASCII, and no byte of a multi-byte
+    character is, so a byte match is a character match."""
     enables: dict[str, set[int]] = {}
     for i, rule in enumerate(RULES):
         for trigger in rule.triggers:
             enables.setdefault(trigger, set()).add(i)
-    for trigger in enables:
-        automaton.add_word(trigger, trigger)
-    automaton.make_automaton()
-    return automaton, {t: frozenset(rules) for t, rules in enables.items()}
+    assert all(t.isascii() and _SEP not in t for t in enables)
+    automaton = BytesAhoCorasick([t.encode() for t in enables], implementation=Implementation.DFA)
+    return automaton, tuple(frozenset(rules) for rules in enables.values())
 
 
+_SEP = "\x00"  # joins a session's strings for one scan: no trigger contains it
 _PREFILTER, _ENABLES = _build_prefilter()
 
 
-def _triggers_in(text: str) -> frozenset[str]:
-    """Every trigger that occurs in `text`, found in one pass (overlaps included)."""
-    return frozenset(trigger for _, trigger in _PREFILTER.iter(text))
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # lone surrogates come from JSON escapes
+
+
+def _hits(data: bytes) -> list[tuple[int, int, int]]:
+    """(trigger, start, end) of every trigger occurrence in `data`, overlaps included."""
+    return _PREFILTER.find_matches_as_indexes(data, overlapping=True)
+
+
+def _triggers_in(text: str) -> frozenset[int]:
+    """Every trigger that occurs in `text`, found in one pass."""
+    return frozenset(trigger for trigger, _, _ in _hits(_utf8(text)))
 
 
 @lru_cache(maxsize=4096)
-def _rules_for(found: frozenset[str]) -> tuple[SecretRule, ...]:
+def _rules_for(found: frozenset[int]) -> tuple[SecretRule, ...]:
     wanted: set[int] = set()
     for trigger in found:
         wanted |= _ENABLES[trigger]
@@ -138,7 +149,6 @@ def _walk(obj: Any, counts: Counter[str], key: str | None = None) -> Any:
 
 _SESSION_FIELDS = ("origin", "title", "task", "cwd", "project", "extra")
 _EVENT_FIELDS = ("text", "tool_input", "meta")
-_SEP = "\x00"  # joins an event tree's strings for one scan: no trigger contains it
 
 
 def _redact_fields(model: Event | Session, fields: tuple[str, ...], counts: Counter[str]) -> dict:
@@ -192,9 +202,10 @@ def _suspects(events: list[Event]) -> set[int]:
         if _collect((event.tool_input or {}, event.meta), strings):
             suspects.add(id(event))
         owners.extend([id(event)] * (len(strings) - start))
-    starts = list(accumulate((len(s) + 1 for s in strings), initial=0))
-    for end, _ in _PREFILTER.iter(_SEP.join(strings)):
-        suspects.add(owners[bisect_right(starts, end) - 1])
+    encoded = [_utf8(s) for s in strings]
+    starts = list(accumulate((len(b) + 1 for b in encoded), initial=0))
+    for _, start, _ in _hits(_SEP.encode().join(encoded)):
+        suspects.add(owners[bisect_right(starts, start) - 1])
     return suspects
 
 

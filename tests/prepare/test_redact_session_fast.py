@@ -126,3 +126,12 @@ def test_untouched_events_are_shared_and_changed_ones_copied() -> None:
     assert clean.events[1].children[0].text == "token [REDACTED:github_token]"
     assert clean.events[1].children[1] is calm_child
     assert child.text == "token " + GH
+
+
+def test_lone_surrogates_do_not_break_the_scan() -> None:
+    # `json.loads('"\\ud800"')` gives a lone surrogate, which strict UTF-8 cannot encode
+    text = "bad \ud800 char then " + GH
+    session = _session([Event(index=1, kind=EventKind.TOOL_RESULT, text=text)])
+    clean, report = redact_session(session)
+    assert clean.events[0].text == "bad \ud800 char then [REDACTED:github_token]"
+    assert report.by_kind == {"github_token": 1}
