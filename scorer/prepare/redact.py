@@ -166,6 +166,9 @@ def _secret_name(key: str) -> bool:
     return bool(key) and is_secret_name(key)
 
 
+_CONTAINERS = (dict, list, tuple)
+
+
 def _collect(obj: dict | list | tuple, out: list[str]) -> bool:
     """Append every string inside `obj` to `out` (in `_walk`'s order).
 
@@ -173,12 +176,18 @@ def _collect(obj: dict | list | tuple, out: list[str]) -> bool:
     redact it whole, trigger or not.
     """
     flagged = False
-    items = obj.items() if isinstance(obj, dict) else ((None, v) for v in obj)
-    for key, value in items:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if isinstance(value, str):
+                out.append(value)
+                flagged = flagged or (isinstance(key, str) and _secret_name(key))
+            elif isinstance(value, _CONTAINERS):
+                flagged = _collect(value, out) or flagged
+        return flagged
+    for value in obj:
         if isinstance(value, str):
             out.append(value)
-            flagged = flagged or (isinstance(key, str) and _secret_name(key))
-        elif isinstance(value, dict | list | tuple):
+        elif isinstance(value, _CONTAINERS):
             flagged = _collect(value, out) or flagged
     return flagged
 
@@ -199,7 +208,12 @@ def _suspects(events: list[Event]) -> set[int]:
     for event in _depth_first(events):
         start = len(strings)
         strings.append(event.text)
-        if _collect((event.tool_input or {}, event.meta), strings):
+        flagged = False
+        if event.tool_input:
+            flagged = _collect(event.tool_input, strings)
+        if event.meta:
+            flagged = _collect(event.meta, strings) or flagged
+        if flagged:
             suspects.add(id(event))
         owners.extend([id(event)] * (len(strings) - start))
     encoded = [_utf8(s) for s in strings]
