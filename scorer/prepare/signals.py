@@ -233,7 +233,9 @@ def parse_test_output(text: str) -> TestRun | None:
 
 def looks_like_test_command(command: str) -> bool:
     """Whether a shell command runs a test suite (pytest, npm test, go test, ...)."""
-    return bool(_TEST_COMMAND_RE.search(command))
+    # every runner's name holds one of these words; re is slow to rule a command out
+    hints = ("test", "tox", "nox", "jest", "mocha", "check", "rspec", "phpunit")
+    return any(h in command for h in hints) and bool(_TEST_COMMAND_RE.search(command))
 
 
 # --- claims of success ------------------------------------------------------------------
