@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.prepare.signals import looks_like_test_command
+from scorer.prepare.signals import _MIX_RE, looks_like_test_command
 from scorer.prepare.verification import shell_writes
 from tests.conftest import SHARED_DATA, require
 
@@ -123,6 +123,21 @@ WORDS = [
     ],
     *["dotnet", "gradle", "gradlew", "mvn", "ctest", "tests/", "xpytest", "pytest_", "ctests"],
 ]
+MIX = re.compile(
+    r"\b(\d+) tests?, (\d+) failures?(?:, (\d+) invalid)?(?:, (\d+) (?:excluded|skipped))?"
+)
+_MIX_PIECES = [
+    ["", "x", "_", "1", " ", "é", "٣", "\n"],
+    ["1", "23", "٣", ""],
+    [" test", " tests", "test"],
+    [", ", ",", " "],
+    ["0", "4", ""],
+    [" failure", " failures", "failure"],
+    ["", ", 1 invalid", ", 2 excluded", ", 3 skipped", ", x"],
+]
+MIX_TEXT = st.lists(st.tuples(*(st.sampled_from(p) for p in _MIX_PIECES)), max_size=3).map(
+    lambda runs: "".join("".join(run) for run in runs)
+)
 SEPARATORS = st.sampled_from(["", " ", "  ", "\n", "/", "_", "-", "."])
 COMMANDS = st.lists(st.tuples(st.sampled_from(WORDS), SEPARATORS), max_size=12).map(
     lambda parts: "".join(word + sep for word, sep in parts)
@@ -139,6 +154,12 @@ def test_shell_writes_matches_the_plain_pattern(command: str) -> None:
 @given(COMMANDS)
 def test_test_command_matches_the_plain_pattern(command: str) -> None:
     assert looks_like_test_command(command) is bool(TEST_COMMAND.search(command)), command
+
+
+@settings(max_examples=1000, deadline=None)
+@given(MIX_TEXT)
+def test_mix_summary_pattern_matches_the_plain_one(text: str) -> None:
+    assert _MIX_RE.findall(text) == MIX.findall(text)
 
 
 def _commands(value: object) -> Iterator[str]:
