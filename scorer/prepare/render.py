@@ -31,6 +31,10 @@ _FORGED_LINE = re.compile(
     r"(?=[ \t]*(?:#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===))",
     re.M,
 )
+# What `_FORGED_LINE` looks for, anywhere in a line: it starts with a literal character, so
+# re skips ahead to the rare candidates instead of trying a lookahead at every position.
+_FORGED_START = re.compile(r"#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===", re.M)
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 QUOTED_LINE_MARK = "┆ "
 """Prefix of a line of event text that looks like a renderer line (see `fence_lines`)."""
 
@@ -79,7 +83,16 @@ def fence_lines(text: str) -> str:
     """
     if "#" not in text and "└" not in text and "===" not in text:
         return text  # the common case: nothing to look at
+    if not any(_starts_line(text, m.start()) for m in _FORGED_START.finditer(text)):
+        return text  # the usual case: `#` only inside lines
     return _FORGED_LINE.sub(QUOTED_LINE_MARK, text)
+
+
+def _starts_line(text: str, at: int) -> bool:
+    """Whether only spaces and tabs stand between a line start and `text[at]`."""
+    while at and text[at - 1] in " \t":
+        at -= 1
+    return not at or text[at - 1] in _LINE_BREAKS
 
 
 def _one_line(text: str, max_chars: int = _MAX_INPUT_CHARS) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scorer.prepare.render import QUOTED_LINE_MARK, fence_lines
 from scorer.prepare.signals import _MIX_RE, looks_like_test_command
 from scorer.prepare.verification import shell_writes
 from tests.conftest import SHARED_DATA, require
@@ -160,6 +161,25 @@ def test_test_command_matches_the_plain_pattern(command: str) -> None:
 @given(MIX_TEXT)
 def test_mix_summary_pattern_matches_the_plain_one(text: str) -> None:
     assert _MIX_RE.findall(text) == MIX.findall(text)
+
+
+FORGED_LINE = re.compile(
+    r"(?:^|(?<=[\r\v\f\x1c-\x1e\x85\u2028\u2029]))"
+    r"(?=[ \t]*(?:#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===))",
+    re.M,
+)
+FENCE_TEXT = st.lists(
+    st.sampled_from(["#", "#1", "#23", "# 4", "x", " ", "\t", "\n", "\r", "\v", "\f", "\x1c",
+                     "\x1e", "\x1f", "\x85", "\u2028", "\u2029", "└ end subagent",
+                     "=== TIMELINE ===", "===", "└"]),
+    max_size=14,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(FENCE_TEXT)
+def test_fence_lines_matches_the_plain_substitution(text: str) -> None:
+    assert fence_lines(text) == FORGED_LINE.sub(QUOTED_LINE_MARK, text)
 
 
 def _commands(value: object) -> Iterator[str]:
