@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from itertools import accumulate
 from typing import Any
@@ -55,6 +55,7 @@ def _build_prefilter() -> tuple[BytesAhoCorasick, tuple[frozenset[int], ...]]:
     return automaton, tuple(frozenset(rules) for rules in enables.values())
 
 
+_NO_TRIGGERS: frozenset[int] = frozenset()
 _SEP = "\x00"  # joins a session's strings for one scan: no trigger contains it
 _PREFILTER, _ENABLES = _build_prefilter()
 
@@ -109,10 +110,14 @@ def redact_text(text: str) -> tuple[str, Counter[str]]:
     counts: Counter[str] = Counter()
     if not text:
         return text, counts
+    return _redact_str(text, counts, _triggers_in(text)), counts
+
+
+def _redact_str(text: str, counts: Counter[str], triggers: frozenset[int]) -> str:
     # The triggers are found in the original text: markers add none that matters.
-    for rule in _rules_for(_triggers_in(text)):
+    for rule in _rules_for(triggers):
         text = _apply(rule, text, counts)
-    return text, counts
+    return text
 
 
 def is_secret_name(name: str) -> bool:
@@ -131,39 +136,56 @@ def redact_value(obj: Any) -> tuple[Any, Counter[str]]:
     return _walk(obj, counts), counts
 
 
-def _walk(obj: Any, counts: Counter[str], key: str | None = None) -> Any:
+Triggers = Callable[[str], frozenset[int]]
+"""Which triggers occur in a string (`_triggers_in`, or what a scan already found)."""
+
+
+def _walk(
+    obj: Any, counts: Counter[str], key: str | None = None, triggers: Triggers = _triggers_in
+) -> Any:
     if isinstance(obj, str):
-        text, found = redact_text(obj)
+        if not obj:
+            return obj
+        if not (key and _secret_name(key)):
+            return _redact_str(obj, counts, triggers(obj))
+        found: Counter[str] = Counter()
+        text = _redact_str(obj, found, triggers(obj))
         counts.update(found)
-        secret_key = bool(key and is_secret_name(key))
-        if not found and secret_key and not not_a_value(obj, quoted=True, name=key or ""):
+        if not found and not not_a_value(obj, quoted=True, name=key):
             counts["assignment"] += 1
             return marker("assignment")
         return text
     if isinstance(obj, dict):
-        return {k: _walk(v, counts, k if isinstance(k, str) else None) for k, v in obj.items()}
+        return {
+            k: _walk(v, counts, k if isinstance(k, str) else None, triggers) for k, v in obj.items()
+        }
     if isinstance(obj, list | tuple):
-        return [_walk(v, counts) for v in obj]
+        return [_walk(v, counts, None, triggers) for v in obj]
     return obj
+
+
+@lru_cache(maxsize=4096)
+def _secret_name(key: str) -> bool:
+    return is_secret_name(key)
 
 
 _SESSION_FIELDS = ("origin", "title", "task", "cwd", "project", "extra")
 _EVENT_FIELDS = ("text", "tool_input", "meta")
 
 
-def _redact_fields(model: Event | Session, fields: tuple[str, ...], counts: Counter[str]) -> dict:
+def _redact_fields(
+    model: Event | Session,
+    fields: tuple[str, ...],
+    counts: Counter[str],
+    triggers: Triggers = _triggers_in,
+) -> dict:
     """New values for the model's free-text fields (fresh containers, secrets replaced)."""
     out: dict[str, Any] = {}
     for field in fields:
         value = getattr(model, field)
         if value is not None:
-            out[field] = _walk(value, counts)
+            out[field] = _walk(value, counts, None, triggers)
     return out
-
-
-@lru_cache(maxsize=4096)
-def _secret_name(key: str) -> bool:
-    return bool(key) and is_secret_name(key)
 
 
 _CONTAINERS = (dict, list, tuple)
@@ -180,7 +202,7 @@ def _collect(obj: dict | list | tuple, out: list[str]) -> bool:
         for key, value in obj.items():
             if isinstance(value, str):
                 out.append(value)
-                flagged = flagged or (isinstance(key, str) and _secret_name(key))
+                flagged = flagged or (isinstance(key, str) and bool(key) and _secret_name(key))
             elif isinstance(value, _CONTAINERS):
                 flagged = _collect(value, out) or flagged
         return flagged
@@ -199,9 +221,13 @@ def _depth_first(events: list[Event]) -> Iterator[Event]:
             yield from _depth_first(event.children)
 
 
-def _suspects(events: list[Event]) -> set[int]:
-    """The ids of the events `_walk` could change: a trigger occurs in one of their
-    strings, or a secret-named key holds a string. All strings are scanned in one pass."""
+def _scan(events: list[Event]) -> tuple[set[int], Triggers]:
+    """Scan every string of the event tree in one pass.
+
+    Returns:
+        The ids of the events `_walk` could change (a trigger occurs in one of their
+        strings, or a secret-named key holds a string), and the triggers of each string.
+    """
     strings: list[str] = []
     owners: list[int] = []  # owners[i]: id of the event that holds strings[i]
     suspects: set[int] = set()
@@ -218,13 +244,26 @@ def _suspects(events: list[Event]) -> set[int]:
         owners.extend([id(event)] * (len(strings) - start))
     encoded = [_utf8(s) for s in strings]
     starts = list(accumulate((len(b) + 1 for b in encoded), initial=0))
-    for _, start, _ in _hits(_SEP.encode().join(encoded)):
-        suspects.add(owners[bisect_right(starts, start) - 1])
-    return suspects
+    found: dict[int, set[int]] = {}
+    for trigger, start, _ in _hits(_SEP.encode().join(encoded)):
+        i = bisect_right(starts, start) - 1
+        found.setdefault(i, set()).add(trigger)
+        suspects.add(owners[i])
+    # by object id: the strings stay alive (the session holds them) while redaction runs
+    known = {id(strings[i]): frozenset(triggers) for i, triggers in found.items()}
+    scanned = set(map(id, strings))
+
+    def triggers(text: str) -> frozenset[int]:
+        hit = known.get(id(text))
+        if hit is not None:
+            return hit
+        return _NO_TRIGGERS if id(text) in scanned else _triggers_in(text)
+
+    return suspects, triggers
 
 
 def _redact_events(
-    events: list[Event], suspects: set[int], counts: Counter[str]
+    events: list[Event], suspects: set[int], triggers: Triggers, counts: Counter[str]
 ) -> tuple[list[Event], bool]:
     """The events with secrets replaced, and whether any changed.
 
@@ -235,15 +274,18 @@ def _redact_events(
     out: list[Event] = []
     changed = False
     for event in events:
+        if not event.children and id(event) not in suspects:
+            out.append(event)  # the common case
+            continue
         update: dict[str, Any] = {}
         if id(event) in suspects:
             found: Counter[str] = Counter()
-            fields = _redact_fields(event, _EVENT_FIELDS, found)
+            fields = _redact_fields(event, _EVENT_FIELDS, found, triggers)
             if found:  # nothing counted means every string came back unchanged
                 counts.update(found)
                 update = fields
         if event.children:
-            children, children_changed = _redact_events(event.children, suspects, counts)
+            children, children_changed = _redact_events(event.children, suspects, triggers, counts)
             if children_changed:
                 update["children"] = children
         if update:
@@ -263,7 +305,8 @@ def redact_session(session: Session) -> tuple[Session, RedactionReport]:
     """
     counts: Counter[str] = Counter()
     update = _redact_fields(session, _SESSION_FIELDS, counts)
-    update["events"], _ = _redact_events(session.events, _suspects(session.events), counts)
+    suspects, triggers = _scan(session.events)
+    update["events"], _ = _redact_events(session.events, suspects, triggers, counts)
     update["git_branches"] = list(session.git_branches)
     update["models"] = list(session.models)
     update["usage"] = session.usage.model_copy()
