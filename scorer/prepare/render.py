@@ -234,17 +234,17 @@ def _subagent_head(event: Event, call_refs: dict[str, int]) -> str:
 def _render_one(event: Event, call_refs: dict[str, int], max_chars: int) -> str:
     """The text of one event without its `#N ` prefix and indentation."""
     kind, text, meta = event.kind, event.text, event.meta
-    match kind:
-        case EventKind.PROMPT:
-            return _body("USER:", text, max(max_chars, _MAX_TASK_CHARS))
-        case EventKind.ASSISTANT:
-            return _body("ASSISTANT:", text, max_chars)
-        case EventKind.THINKING:
-            return f"THINKING: {_condense(text, _MAX_THINKING_CHARS)}"
+    match kind:  # the commonest kinds first: each case looks its member up (~60 ns)
         case EventKind.TOOL_CALL:
             return tool_call_line(event.tool_name or "?", event.tool_input or {})
         case EventKind.TOOL_RESULT:
             return _body(_result_head(event, call_refs), text or "(no output)", max_chars)
+        case EventKind.ASSISTANT:
+            return _body("ASSISTANT:", text, max_chars)
+        case EventKind.PROMPT:
+            return _body("USER:", text, max(max_chars, _MAX_TASK_CHARS))
+        case EventKind.THINKING:
+            return f"THINKING: {_condense(text, _MAX_THINKING_CHARS)}"
         case EventKind.COMPACTION:
             head = "── CONTEXT COMPACTED" + _meta_suffix(meta, "trigger", "pre_tokens", "preTokens")
             return _body(head + " ── summary:" if text.strip() else head + " ──", text, max_chars)
@@ -278,10 +278,9 @@ def _indent(text: str, depth: int) -> str:
 
 
 def _call_refs(session: Session) -> dict[str, int]:
+    call = EventKind.TOOL_CALL
     return {
-        e.tool_use_id: e.index
-        for _, e in session.iter_events()
-        if e.kind == EventKind.TOOL_CALL and e.tool_use_id
+        e.tool_use_id: e.index for _, e in session.iter_events() if e.kind == call and e.tool_use_id
     }
 
 
@@ -300,15 +299,16 @@ def render_events(
     """
     call_refs = _call_refs(session)
     out: list[RenderedEvent] = []
+    prompt, subagent = EventKind.PROMPT, EventKind.SUBAGENT
 
     def walk(events: list[Event], depth: int) -> None:
         for event in events:
             body = _render_one(event, call_refs, max_output_chars)
-            if depth and event.kind == EventKind.PROMPT:  # written by the parent agent
+            if depth and event.kind == prompt:  # written by the parent agent
                 body = "AGENT TASK:" + body.removeprefix("USER:")
             text = _indent(f"#{event.index} {body}".rstrip(), depth)
             out.append(RenderedEvent(event.index, depth, text))
-            if event.kind == EventKind.SUBAGENT:
+            if event.kind == subagent:
                 walk(event.children, depth + 1)
                 close = _indent(f"└ end subagent #{event.index}", depth)
                 last = out[-1]

@@ -126,14 +126,15 @@ def final_verification(
         test_runs: the parsed test runs (their `call_event` marks test commands).
         written: paths written by file tools (a Read of one of them is an inspection).
     """
-    calls = [e for e in events if e.kind == EventKind.TOOL_CALL]
+    call_kind, result_kind = EventKind.TOOL_CALL, EventKind.TOOL_RESULT  # ~60 ns a lookup
+    calls = [e for e in events if e.kind == call_kind]
     if not calls and test_runs:  # terminal (tmux) sessions: test summaries in the text
         last = test_runs[-1]
         return FinalVerification(
             status="passed" if last.ok else "failed", kind="test",
             call_event=last.call_event, result_event=last.result_event, checks_after_edit=1,
         )  # fmt: skip
-    results = {e.tool_use_id: e for e in events if e.kind == EventKind.TOOL_RESULT}
+    results = {e.tool_use_id: e for e in events if e.kind == result_kind}
     runs = {r.call_event: r for r in test_runs if r.call_event is not None}
     last_edit = max((c.index for c in calls if is_edit(c)), default=None)
     checks: list[tuple[Event, VerificationKind]] = []
