@@ -31,9 +31,9 @@ _FORGED_LINE = re.compile(
     r"(?=[ \t]*(?:#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===))",
     re.M,
 )
-# What `_FORGED_LINE` looks for, anywhere in a line: it starts with a literal character, so
-# re skips ahead to the rare candidates instead of trying a lookahead at every position.
-_FORGED_START = re.compile(r"#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===", re.M)
+# An event header `_FORGED_LINE` looks for, anywhere in a line. It starts with a literal
+# character, so re skips ahead to it instead of trying a lookahead at every position.
+_HEADER_ANYWHERE = re.compile(r"#\d+(?:\s|$)", re.M)
 _LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 QUOTED_LINE_MARK = "┆ "
 """Prefix of a line of event text that looks like a renderer line (see `fence_lines`)."""
@@ -81,11 +81,13 @@ def fence_lines(text: str) -> str:
     the renderer may start a line with an event header, so such lines are marked as
     quoted. Other lines are left byte-identical.
     """
-    if "#" not in text and "└" not in text and "===" not in text:
-        return text  # the common case: nothing to look at
-    if not any(_starts_line(text, m.start()) for m in _FORGED_START.finditer(text)):
-        return text  # the usual case: `#` only inside lines
-    return _FORGED_LINE.sub(QUOTED_LINE_MARK, text)
+    if (
+        "└ end subagent" in text
+        or "=== TIMELINE ===" in text
+        or any(_starts_line(text, m.start()) for m in _HEADER_ANYWHERE.finditer(text))
+    ):
+        return _FORGED_LINE.sub(QUOTED_LINE_MARK, text)
+    return text  # the common case: no `#N` starts a line
 
 
 def _starts_line(text: str, at: int) -> bool:
