@@ -136,12 +136,12 @@ def redact_value(obj: Any) -> tuple[Any, Counter[str]]:
     return _walk(obj, counts), counts
 
 
-Triggers = Callable[[str], frozenset[int]]
+_Triggers = Callable[[str], frozenset[int]]
 """Which triggers occur in a string (`_triggers_in`, or what a scan already found)."""
 
 
 def _walk(
-    obj: Any, counts: Counter[str], key: str | None = None, triggers: Triggers = _triggers_in
+    obj: Any, counts: Counter[str], key: str | None = None, triggers: _Triggers = _triggers_in
 ) -> Any:
     if isinstance(obj, str):
         if not obj:
@@ -177,7 +177,7 @@ def _redact_fields(
     model: Event | Session,
     fields: tuple[str, ...],
     counts: Counter[str],
-    triggers: Triggers = _triggers_in,
+    triggers: _Triggers = _triggers_in,
 ) -> dict:
     """New values for the model's free-text fields (fresh containers, secrets replaced)."""
     out: dict[str, Any] = {}
@@ -221,7 +221,7 @@ def _depth_first(events: list[Event]) -> Iterator[Event]:
             yield from _depth_first(event.children)
 
 
-def _scan(events: list[Event]) -> tuple[set[int], Triggers]:
+def _scan(events: list[Event]) -> tuple[set[int], _Triggers]:
     """Scan every string of the event tree in one pass.
 
     Returns:
@@ -263,7 +263,7 @@ def _scan(events: list[Event]) -> tuple[set[int], Triggers]:
 
 
 def _redact_events(
-    events: list[Event], suspects: set[int], triggers: Triggers, counts: Counter[str]
+    events: list[Event], suspects: set[int], triggers: _Triggers, counts: Counter[str]
 ) -> tuple[list[Event], bool]:
     """The events with secrets replaced, and whether any changed.
 
