@@ -147,12 +147,13 @@ def _pytest(text: str) -> TestRun | None:
 
 
 def _jest(text: str) -> TestRun | None:
-    matches = _JEST_RE.findall(text)
+    # a literal every match holds rules most texts out faster than a `^` pattern (re.M)
+    matches = _JEST_RE.findall(text) if "Tests:" in text else []
     if matches:
         c = _counts(matches[-1])
         framework = "jest"
     else:
-        vitest = _VITEST_RE.findall(text)
+        vitest = _VITEST_RE.findall(text) if "Tests" in text else []
         if not vitest:
             return None
         c = _counts(vitest[-1][0])
@@ -176,8 +177,8 @@ def _cargo(text: str) -> TestRun | None:
 
 
 def _go(text: str) -> TestRun | None:
-    packages = _GO_PKG_RE.findall(text)
-    tests = Counter(_GO_TEST_RE.findall(text))
+    packages = _GO_PKG_RE.findall(text) if "ok" in text or "FAIL" in text else []
+    tests = Counter(_GO_TEST_RE.findall(text) if "--- " in text else [])
     if not packages and not tests:
         return None
     pkg_fail = packages.count("FAIL")
@@ -200,7 +201,7 @@ def _mix(text: str) -> TestRun | None:
 
 
 def _unittest(text: str) -> TestRun | None:
-    matches = _UNITTEST_RE.findall(text)
+    matches = _UNITTEST_RE.findall(text) if "Ran " in text else []
     if not matches:
         return None
     total, status, details = matches[-1]
