@@ -2,18 +2,22 @@
 
 Pure: strings in, strings out; the input session is never mutated. Every secret found is replaced by `[REDACTED:<kind>]` and
 counted by kind. The formats live in `secret_rules.py`; each has literal triggers, and one
-combined regex finds which triggers occur in a text in a single pass, so a 27 MB
-transcript is scanned only by the rules whose trigger text actually occurs.
+Aho-Corasick automaton finds which triggers occur in a text in a single pass, so a 27 MB
+transcript is scanned only by the rules whose trigger text actually occurs. A session's
+strings are all scanned at once, and only the events holding a trigger are redacted.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable, Iterator
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
-import ahocorasick
+from ahocorasick_rs import BytesAhoCorasick, Implementation
 from pydantic import BaseModel, Field
 
 from scorer.models import Event, Session
@@ -38,29 +42,40 @@ def marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-def _build_prefilter() -> tuple[ahocorasick.Automaton, dict[str, frozenset[int]]]:
-    """One Aho-Corasick automaton over every rule's triggers, and trigger → rules it enables."""
-    automaton = ahocorasick.Automaton()
+def _build_prefilter() -> tuple[BytesAhoCorasick, tuple[frozenset[int], ...]]:
+    """One Aho-Corasick automaton over every rule's triggers, and per trigger the rules it
+    enables. It scans UTF-8: every trigger is ASCII, and no byte of a multi-byte
+    character is, so a byte match is a character match."""
     enables: dict[str, set[int]] = {}
     for i, rule in enumerate(RULES):
         for trigger in rule.triggers:
             enables.setdefault(trigger, set()).add(i)
-    for trigger in enables:
-        automaton.add_word(trigger, trigger)
-    automaton.make_automaton()
-    return automaton, {t: frozenset(rules) for t, rules in enables.items()}
+    assert all(t.isascii() and _SEP not in t for t in enables)
+    automaton = BytesAhoCorasick([t.encode() for t in enables], implementation=Implementation.DFA)
+    return automaton, tuple(frozenset(rules) for rules in enables.values())
 
 
+_NO_TRIGGERS: frozenset[int] = frozenset()
+_SEP = "\x00"  # joins a session's strings for one scan: no trigger contains it
 _PREFILTER, _ENABLES = _build_prefilter()
 
 
-def _triggers_in(text: str) -> frozenset[str]:
-    """Every trigger that occurs in `text`, found in one pass (overlaps included)."""
-    return frozenset(trigger for _, trigger in _PREFILTER.iter(text))
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # lone surrogates come from JSON escapes
+
+
+def _hits(data: bytes) -> list[tuple[int, int, int]]:
+    """(trigger, start, end) of every trigger occurrence in `data`, overlaps included."""
+    return _PREFILTER.find_matches_as_indexes(data, overlapping=True)
+
+
+def _triggers_in(text: str) -> frozenset[int]:
+    """Every trigger that occurs in `text`, found in one pass."""
+    return frozenset(trigger for trigger, _, _ in _hits(_utf8(text)))
 
 
 @lru_cache(maxsize=4096)
-def _rules_for(found: frozenset[str]) -> tuple[SecretRule, ...]:
+def _rules_for(found: frozenset[int]) -> tuple[SecretRule, ...]:
     wanted: set[int] = set()
     for trigger in found:
         wanted |= _ENABLES[trigger]
@@ -95,10 +110,14 @@ def redact_text(text: str) -> tuple[str, Counter[str]]:
     counts: Counter[str] = Counter()
     if not text:
         return text, counts
+    return _redact_str(text, counts, _triggers_in(text)), counts
+
+
+def _redact_str(text: str, counts: Counter[str], triggers: frozenset[int]) -> str:
     # The triggers are found in the original text: markers add none that matters.
-    for rule in _rules_for(_triggers_in(text)):
+    for rule in _rules_for(triggers):
         text = _apply(rule, text, counts)
-    return text, counts
+    return text
 
 
 def is_secret_name(name: str) -> bool:
@@ -117,48 +136,163 @@ def redact_value(obj: Any) -> tuple[Any, Counter[str]]:
     return _walk(obj, counts), counts
 
 
-def _walk(obj: Any, counts: Counter[str], key: str | None = None) -> Any:
+_Triggers = Callable[[str], frozenset[int]]
+"""Which triggers occur in a string (`_triggers_in`, or what a scan already found)."""
+
+
+def _walk(
+    obj: Any, counts: Counter[str], key: str | None = None, triggers: _Triggers = _triggers_in
+) -> Any:
     if isinstance(obj, str):
-        text, found = redact_text(obj)
+        if not obj:
+            return obj
+        if not (key and _secret_name(key)):
+            return _redact_str(obj, counts, triggers(obj))
+        found: Counter[str] = Counter()
+        text = _redact_str(obj, found, triggers(obj))
         counts.update(found)
-        secret_key = bool(key and is_secret_name(key))
-        if not found and secret_key and not not_a_value(obj, quoted=True, name=key or ""):
+        if not found and not not_a_value(obj, quoted=True, name=key):
             counts["assignment"] += 1
             return marker("assignment")
         return text
     if isinstance(obj, dict):
-        return {k: _walk(v, counts, k if isinstance(k, str) else None) for k, v in obj.items()}
+        return {
+            k: _walk(v, counts, k if isinstance(k, str) else None, triggers) for k, v in obj.items()
+        }
     if isinstance(obj, list | tuple):
-        return [_walk(v, counts) for v in obj]
+        return [_walk(v, counts, None, triggers) for v in obj]
     return obj
+
+
+@lru_cache(maxsize=4096)
+def _secret_name(key: str) -> bool:
+    return is_secret_name(key)
 
 
 _SESSION_FIELDS = ("origin", "title", "task", "cwd", "project", "extra")
 _EVENT_FIELDS = ("text", "tool_input", "meta")
 
 
-def _redact_fields(model: Event | Session, fields: tuple[str, ...], counts: Counter[str]) -> dict:
+def _redact_fields(
+    model: Event | Session,
+    fields: tuple[str, ...],
+    counts: Counter[str],
+    triggers: _Triggers = _triggers_in,
+) -> dict:
     """New values for the model's free-text fields (fresh containers, secrets replaced)."""
     out: dict[str, Any] = {}
     for field in fields:
         value = getattr(model, field)
         if value is not None:
-            out[field] = _walk(value, counts)
+            out[field] = _walk(value, counts, None, triggers)
     return out
 
 
-def _redact_events(events: list[Event], counts: Counter[str]) -> list[Event]:
-    # `model_copy(update=)` skips validation: the events were validated when the source
-    # built them, and redaction only swaps strings for strings.
-    return [
-        event.model_copy(
-            update={
-                **_redact_fields(event, _EVENT_FIELDS, counts),
-                "children": _redact_events(event.children, counts),
-            }
-        )
-        for event in events
-    ]
+_CONTAINERS = (dict, list, tuple)
+
+
+def _collect(obj: dict | list | tuple, out: list[str]) -> bool:
+    """Append every string inside `obj` to `out` (in `_walk`'s order).
+
+    Returns True when a string sits under a dict key that names a secret: `_walk` may then
+    redact it whole, trigger or not.
+    """
+    flagged = False
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if isinstance(value, str):
+                out.append(value)
+                flagged = flagged or (isinstance(key, str) and bool(key) and _secret_name(key))
+            elif isinstance(value, _CONTAINERS):
+                flagged = _collect(value, out) or flagged
+        return flagged
+    for value in obj:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, _CONTAINERS):
+            flagged = _collect(value, out) or flagged
+    return flagged
+
+
+def _depth_first(events: list[Event]) -> Iterator[Event]:
+    for event in events:
+        yield event
+        if event.children:
+            yield from _depth_first(event.children)
+
+
+def _scan(events: list[Event]) -> tuple[set[int], _Triggers]:
+    """Scan every string of the event tree in one pass.
+
+    Returns:
+        The ids of the events `_walk` could change (a trigger occurs in one of their
+        strings, or a secret-named key holds a string), and the triggers of each string.
+    """
+    strings: list[str] = []
+    owners: list[int] = []  # owners[i]: id of the event that holds strings[i]
+    suspects: set[int] = set()
+    for event in _depth_first(events):
+        start = len(strings)
+        strings.append(event.text)
+        flagged = False
+        if event.tool_input:
+            flagged = _collect(event.tool_input, strings)
+        if event.meta:
+            flagged = _collect(event.meta, strings) or flagged
+        if flagged:
+            suspects.add(id(event))
+        owners.extend([id(event)] * (len(strings) - start))
+    encoded = [_utf8(s) for s in strings]
+    starts = list(accumulate((len(b) + 1 for b in encoded), initial=0))
+    found: dict[int, set[int]] = {}
+    for trigger, start, _ in _hits(_SEP.encode().join(encoded)):
+        i = bisect_right(starts, start) - 1
+        found.setdefault(i, set()).add(trigger)
+        suspects.add(owners[i])
+    # by object id: the strings stay alive (the session holds them) while redaction runs
+    known = {id(strings[i]): frozenset(triggers) for i, triggers in found.items()}
+    scanned = set(map(id, strings))
+
+    def triggers(text: str) -> frozenset[int]:
+        hit = known.get(id(text))
+        if hit is not None:
+            return hit
+        return _NO_TRIGGERS if id(text) in scanned else _triggers_in(text)
+
+    return suspects, triggers
+
+
+def _redact_events(
+    events: list[Event], suspects: set[int], triggers: _Triggers, counts: Counter[str]
+) -> tuple[list[Event], bool]:
+    """The events with secrets replaced, and whether any changed.
+
+    An event nothing was redacted from is kept as it is (shared with the input session;
+    nothing downstream mutates events). A changed one is a copy with fresh containers:
+    `model_copy(update=)` skips validation, as redaction only swaps strings for strings.
+    """
+    out: list[Event] = []
+    changed = False
+    for event in events:
+        if not event.children and id(event) not in suspects:
+            out.append(event)  # the common case
+            continue
+        update: dict[str, Any] = {}
+        if id(event) in suspects:
+            found: Counter[str] = Counter()
+            fields = _redact_fields(event, _EVENT_FIELDS, found, triggers)
+            if found:  # nothing counted means every string came back unchanged
+                counts.update(found)
+                update = fields
+        if event.children:
+            children, children_changed = _redact_events(event.children, suspects, triggers, counts)
+            if children_changed:
+                update["children"] = children
+        if update:
+            event = event.model_copy(update=update)
+            changed = True
+        out.append(event)
+    return out, changed
 
 
 def redact_session(session: Session) -> tuple[Session, RedactionReport]:
@@ -166,11 +300,13 @@ def redact_session(session: Session) -> tuple[Session, RedactionReport]:
     title, origin and `extra`.
 
     Returns:
-        A new Session (the input is left untouched) and the RedactionReport.
+        A new Session (the input is left untouched; events with nothing to redact are
+        shared with it) and the RedactionReport.
     """
     counts: Counter[str] = Counter()
     update = _redact_fields(session, _SESSION_FIELDS, counts)
-    update["events"] = _redact_events(session.events, counts)
+    suspects, triggers = _scan(session.events)
+    update["events"], _ = _redact_events(session.events, suspects, triggers, counts)
     update["git_branches"] = list(session.git_branches)
     update["models"] = list(session.models)
     update["usage"] = session.usage.model_copy()

@@ -31,6 +31,10 @@ _FORGED_LINE = re.compile(
     r"(?=[ \t]*(?:#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===))",
     re.M,
 )
+# An event header `_FORGED_LINE` looks for, anywhere in a line. It starts with a literal
+# character, so re skips ahead to it instead of trying a lookahead at every position.
+_HEADER_ANYWHERE = re.compile(r"#\d+(?:\s|$)", re.M)
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 QUOTED_LINE_MARK = "┆ "
 """Prefix of a line of event text that looks like a renderer line (see `fence_lines`)."""
 
@@ -77,9 +81,20 @@ def fence_lines(text: str) -> str:
     the renderer may start a line with an event header, so such lines are marked as
     quoted. Other lines are left byte-identical.
     """
-    if "#" not in text and "└" not in text and "===" not in text:
-        return text  # the common case: nothing to look at
-    return _FORGED_LINE.sub(QUOTED_LINE_MARK, text)
+    if (
+        "└ end subagent" in text
+        or "=== TIMELINE ===" in text
+        or any(_starts_line(text, m.start()) for m in _HEADER_ANYWHERE.finditer(text))
+    ):
+        return _FORGED_LINE.sub(QUOTED_LINE_MARK, text)
+    return text  # the common case: no `#N` starts a line
+
+
+def _starts_line(text: str, at: int) -> bool:
+    """Whether only spaces and tabs stand between a line start and `text[at]`."""
+    while at and text[at - 1] in " \t":
+        at -= 1
+    return not at or text[at - 1] in _LINE_BREAKS
 
 
 def _one_line(text: str, max_chars: int = _MAX_INPUT_CHARS) -> str:
@@ -221,17 +236,17 @@ def _subagent_head(event: Event, call_refs: dict[str, int]) -> str:
 def _render_one(event: Event, call_refs: dict[str, int], max_chars: int) -> str:
     """The text of one event without its `#N ` prefix and indentation."""
     kind, text, meta = event.kind, event.text, event.meta
-    match kind:
-        case EventKind.PROMPT:
-            return _body("USER:", text, max(max_chars, _MAX_TASK_CHARS))
-        case EventKind.ASSISTANT:
-            return _body("ASSISTANT:", text, max_chars)
-        case EventKind.THINKING:
-            return f"THINKING: {_condense(text, _MAX_THINKING_CHARS)}"
+    match kind:  # the commonest kinds first: each case looks its member up (~60 ns)
         case EventKind.TOOL_CALL:
             return tool_call_line(event.tool_name or "?", event.tool_input or {})
         case EventKind.TOOL_RESULT:
             return _body(_result_head(event, call_refs), text or "(no output)", max_chars)
+        case EventKind.ASSISTANT:
+            return _body("ASSISTANT:", text, max_chars)
+        case EventKind.PROMPT:
+            return _body("USER:", text, max(max_chars, _MAX_TASK_CHARS))
+        case EventKind.THINKING:
+            return f"THINKING: {_condense(text, _MAX_THINKING_CHARS)}"
         case EventKind.COMPACTION:
             head = "── CONTEXT COMPACTED" + _meta_suffix(meta, "trigger", "pre_tokens", "preTokens")
             return _body(head + " ── summary:" if text.strip() else head + " ──", text, max_chars)
@@ -265,10 +280,9 @@ def _indent(text: str, depth: int) -> str:
 
 
 def _call_refs(session: Session) -> dict[str, int]:
+    call = EventKind.TOOL_CALL
     return {
-        e.tool_use_id: e.index
-        for _, e in session.iter_events()
-        if e.kind == EventKind.TOOL_CALL and e.tool_use_id
+        e.tool_use_id: e.index for _, e in session.iter_events() if e.kind == call and e.tool_use_id
     }
 
 
@@ -287,15 +301,16 @@ def render_events(
     """
     call_refs = _call_refs(session)
     out: list[RenderedEvent] = []
+    prompt, subagent = EventKind.PROMPT, EventKind.SUBAGENT
 
     def walk(events: list[Event], depth: int) -> None:
         for event in events:
             body = _render_one(event, call_refs, max_output_chars)
-            if depth and event.kind == EventKind.PROMPT:  # written by the parent agent
+            if depth and event.kind == prompt:  # written by the parent agent
                 body = "AGENT TASK:" + body.removeprefix("USER:")
             text = _indent(f"#{event.index} {body}".rstrip(), depth)
             out.append(RenderedEvent(event.index, depth, text))
-            if event.kind == EventKind.SUBAGENT:
+            if event.kind == subagent:
                 walk(event.children, depth + 1)
                 close = _indent(f"└ end subagent #{event.index}", depth)
                 last = out[-1]

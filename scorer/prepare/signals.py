@@ -18,6 +18,9 @@ from scorer.prepare.render import tool_call_line
 from scorer.prepare.requirements import Requirement, requirement_coverage
 from scorer.prepare.verification import FinalVerification, final_verification, tool_failed
 
+# Enum attribute lookups cost ~60 ns each on Python 3.11, and the loops below run per event.
+_CALL, _RESULT = EventKind.TOOL_CALL, EventKind.TOOL_RESULT
+_ERROR_KINDS = (EventKind.API_ERROR, EventKind.SYSTEM, EventKind.TERMINAL)
 _WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 _TEST_COMMAND_RE = re.compile(
     r"\b(?:pytest|py\.test|python[\d.]* -m (?:pytest|unittest)|tox|nox|jest|vitest|mocha"
@@ -110,8 +113,10 @@ _VITEST_RE = re.compile(r"^\s*Tests\s+((?:\d+ \w+(?: \| )?)+)\s*\((\d+)\)", re.M
 _CARGO_RE = re.compile(r"test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored")
 _GO_PKG_RE = re.compile(r"^(ok|FAIL)\s+\S+\s+(?:[\d.]+s|\(cached\))", re.M)
 _GO_TEST_RE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): ", re.M)
+# `\d(?<!\w\d)` is `\b\d`: a leading `\b` would make re try every position (2x slower)
 _MIX_RE = re.compile(
-    r"\b(\d+) tests?, (\d+) failures?(?:, (\d+) invalid)?(?:, (\d+) (?:excluded|skipped))?"
+    r"(\d(?<!\w\d)\d*) tests?, (\d+) failures?"
+    r"(?:, (\d+) invalid)?(?:, (\d+) (?:excluded|skipped))?"
 )
 _UNITTEST_RE = re.compile(
     r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?(OK|FAILED)(?: \(([^)]*)\))?", re.M
@@ -142,12 +147,13 @@ def _pytest(text: str) -> TestRun | None:
 
 
 def _jest(text: str) -> TestRun | None:
-    matches = _JEST_RE.findall(text)
+    # a literal every match holds rules most texts out faster than a `^` pattern (re.M)
+    matches = _JEST_RE.findall(text) if "Tests:" in text else []
     if matches:
         c = _counts(matches[-1])
         framework = "jest"
     else:
-        vitest = _VITEST_RE.findall(text)
+        vitest = _VITEST_RE.findall(text) if "Tests" in text else []
         if not vitest:
             return None
         c = _counts(vitest[-1][0])
@@ -171,8 +177,8 @@ def _cargo(text: str) -> TestRun | None:
 
 
 def _go(text: str) -> TestRun | None:
-    packages = _GO_PKG_RE.findall(text)
-    tests = Counter(_GO_TEST_RE.findall(text))
+    packages = _GO_PKG_RE.findall(text) if "ok" in text or "FAIL" in text else []
+    tests = Counter(_GO_TEST_RE.findall(text) if "--- " in text else [])
     if not packages and not tests:
         return None
     pkg_fail = packages.count("FAIL")
@@ -183,7 +189,7 @@ def _go(text: str) -> TestRun | None:
 
 
 def _mix(text: str) -> TestRun | None:
-    matches = _MIX_RE.findall(text)
+    matches = _MIX_RE.findall(text) if " failure" in text else None
     if not matches:
         return None
     total, failures, invalid, skipped = (int(x or 0) for x in matches[-1])
@@ -195,7 +201,7 @@ def _mix(text: str) -> TestRun | None:
 
 
 def _unittest(text: str) -> TestRun | None:
-    matches = _UNITTEST_RE.findall(text)
+    matches = _UNITTEST_RE.findall(text) if "Ran " in text else []
     if not matches:
         return None
     total, status, details = matches[-1]
@@ -233,7 +239,9 @@ def parse_test_output(text: str) -> TestRun | None:
 
 def looks_like_test_command(command: str) -> bool:
     """Whether a shell command runs a test suite (pytest, npm test, go test, ...)."""
-    return bool(_TEST_COMMAND_RE.search(command))
+    # every runner's name holds one of these words; re is slow to rule a command out
+    hints = ("test", "tox", "nox", "jest", "mocha", "check", "rspec", "phpunit")
+    return any(h in command for h in hints) and bool(_TEST_COMMAND_RE.search(command))
 
 
 # --- claims of success ------------------------------------------------------------------
@@ -330,10 +338,10 @@ def _final_message(session: Session) -> Event | None:
 
 
 def _tool_facts(events: list[Event]) -> dict[str, Any]:
-    calls = {e.tool_use_id: e for e in events if e.kind == EventKind.TOOL_CALL and e.tool_use_id}
+    calls = {e.tool_use_id: e for e in events if e.kind == _CALL and e.tool_use_id}
     failed_calls: set[int] = set()
     test_runs: list[TestRun] = []
-    for result in (e for e in events if e.kind == EventKind.TOOL_RESULT):
+    for result in (e for e in events if e.kind == _RESULT):
         call = calls.get(result.tool_use_id or "")
         if call is None:
             continue
@@ -342,7 +350,7 @@ def _tool_facts(events: list[Event]) -> dict[str, Any]:
         run = _test_run(call, result)
         if run is not None:
             test_runs.append(run)
-    ordered = [e for e in events if e.kind == EventKind.TOOL_CALL]
+    ordered = [e for e in events if e.kind == _CALL]
     by_key: dict[str, list[int]] = {}
     retries: list[int] = []
     for prev, call in zip([None, *ordered], ordered, strict=False):
@@ -376,8 +384,9 @@ def _tool_facts(events: list[Event]) -> dict[str, Any]:
 
 def _terminal_test_runs(events: list[Event]) -> list[TestRun]:
     runs = []
+    terminal = EventKind.TERMINAL
     for event in events:
-        if event.kind == EventKind.TERMINAL and (run := parse_test_output(event.text)):
+        if event.kind == terminal and (run := parse_test_output(event.text)):
             run.call_event = run.result_event = event.index
             runs.append(run)
     return runs
@@ -393,24 +402,22 @@ def compute_signals(session: Session) -> Signals:
         The signals, with event numbers for errors, retries, test runs and markers.
     """
     events = [e for _, e in session.iter_events()]
+    prompt = EventKind.PROMPT
 
-    def refs(*kinds: EventKind) -> list[int]:
-        return [e.index for e in events if e.kind in kinds]
+    def refs(kind: EventKind) -> list[int]:
+        return [e.index for e in events if e.kind == kind]
 
     errors = [
         e.index
         for e in events
-        if (e.kind == EventKind.TOOL_RESULT and _failed(e))
-        or (e.kind in (EventKind.API_ERROR, EventKind.SYSTEM, EventKind.TERMINAL) and e.is_error)
+        if (e.kind == _RESULT and _failed(e)) or (e.kind in _ERROR_KINDS and e.is_error)
     ]
     facts = _tool_facts(events)
     if not facts["test_runs"]:
         # terminal sessions (tmux) have no tool calls: their test summaries are in the text
         facts["test_runs"] = _terminal_test_runs(events)
         facts["last_test_run"] = facts["test_runs"][-1] if facts["test_runs"] else None
-    written = dict.fromkeys(
-        p for e in events if e.kind == EventKind.TOOL_CALL and (p := _written_path(e))
-    )
+    written = dict.fromkeys(p for e in events if e.kind == _CALL and (p := _written_path(e)))
     final = _final_message(session)
     written_paths = list(written)
     return Signals(
@@ -425,7 +432,7 @@ def compute_signals(session: Session) -> Signals:
         api_errors=refs(EventKind.API_ERROR),
         subagents=len(refs(EventKind.SUBAGENT)),
         # subagents' task prompts are PROMPT events too, but no human wrote them
-        human_prompts=sum(e.kind == EventKind.PROMPT for e in session.events),
+        human_prompts=len([e for e in session.events if e.kind == prompt]),
         final_message_event=final.index if final else None,
         claims_success=claims_success(final.text) if final else None,
         final_caveats=caveats(final.text, session.task_text) if final else [],
