@@ -52,8 +52,12 @@ def test_entry_point_version_help_alias_and_completion(name, monkeypatch):
     assert short.returncode == 0 and short.stdout == long.stdout
     for text in ("Example:", "Exit codes:", "--install-completion", "--quiet", "--verbose"):
         assert text in short.stdout, (name, text)
+    # `--show-completion` detects the shell from the process tree: run it under bash
+    # (`; exit $?` keeps bash from exec-ing it away), whatever started the test run.
     shown = subprocess.run(
-        [script(name), "--show-completion", "bash"], capture_output=True, text=True
+        ["bash", "-c", f'"{script(name)}" --show-completion; exit $?'],
+        capture_output=True,
+        text=True,
     )
     env_var = "_" + name.upper().replace("-", "_") + "_COMPLETE"
     assert shown.returncode == 0 and env_var in shown.stdout
