@@ -57,7 +57,14 @@ def make_sessions(root: Path, src: Path, n: int) -> None:
         os.utime(path, (when, when))
 
 
-def run_once(server: FakeMessagesServer, root: Path, k: int, latency: float, budget: int | None):
+def run_once(
+    server: FakeMessagesServer,
+    root: Path,
+    k: int,
+    latency: float,
+    budget: int | None,
+    extra_env: dict[str, str] | None = None,
+):
     """One `score-backfill` process; its wall, summary and what the fake saw."""
     server.reset(latency)
     with tempfile.TemporaryDirectory(prefix="bench-home-") as home:
@@ -67,6 +74,7 @@ def run_once(server: FakeMessagesServer, root: Path, k: int, latency: float, bud
         )
         if budget:
             env["SCORER_CHUNK_BUDGET"] = str(budget)
+        env.update(extra_env or {})
         cmd = [sys.executable, "-c", CLI, "--projects-root", str(root), "--judge", "llm"]
         cmd += ["--concurrency", str(k), "--json", "--no-progress", "--from", "2000-01-01"]
         wall, out = timed_run(cmd, env)

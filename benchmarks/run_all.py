@@ -14,14 +14,22 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("bench_prepare.py", "bench_cli.py", "bench_discovery.py", "bench_backfill.py")
+SCRIPTS = (
+    "bench_prepare.py",
+    "bench_cli.py",
+    "bench_discovery.py",
+    "bench_backfill.py",
+    "bench_prep_pool.py",
+)
+QUICK = {"bench_discovery.py": [], "bench_prep_pool.py": ["--repeats", "1"]}
+"""What `--quick` becomes per script (default: `--quick` itself)."""
 
 
 def main() -> None:
     quick = ["--quick"] if "--quick" in sys.argv[1:] else []
     failed = 0
     for script in SCRIPTS:
-        args = quick if script != "bench_discovery.py" else []
+        args = QUICK.get(script, quick) if quick else []
         failed |= subprocess.run([sys.executable, str(HERE / script), *args]).returncode
     sys.exit(failed)
 

@@ -140,10 +140,10 @@ def _after_publish(ctx: Context, done: Published, result: SessionResult) -> Sess
 
 
 def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
-    """Load and prepare one session: a local file in a prep worker process when the run
-    has them (`Services.prep`), else in this thread."""
+    """Load and prepare one session: a big local file in a prep worker process when the
+    run has them (`Services.prep`), else in this thread."""
     pool = ctx.services.prep
-    if pool is not None and ref.source != "langfuse" and ref.origin:
+    if pool is not None and ref.source != "langfuse" and ref.origin and pool.wants(ref.origin):
         return pool.prepare_file(ref.origin)
     return prepare(ctx.services.load(ref))
 

@@ -12,7 +12,7 @@ made, and each imports the prep code and builds the tokenizer straight away, so 
 cost overlaps the parent's own start-up (the Anthropic SDK import). Workers ignore
 Ctrl-C: the parent stops the run and shuts them down.
 
-Only local files go through the pool; a Langfuse session is fetched by the parent's
+Only local files of `MIN_BYTES` or more go through the pool; a Langfuse session is fetched by the parent's
 rate-limited client and prepared in its thread. A broken pool (a worker killed, out of
 memory) is not fatal: the session is prepared in its thread and so are all later ones.
 """
@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 MAX_WORKERS = 4
 MIN_CONCURRENCY = 4
 """Below this many judge calls in flight, prep in the judge threads keeps up."""
+MIN_BYTES = 256 * 1024
+"""Smaller transcripts are prepared in the judge thread: their prep (a few ms) costs
+about what handing the result back does."""
 
 
 def pool_workers(concurrency: int, setting: int | None = None) -> int:
@@ -95,6 +98,13 @@ class PrepPool:
         )
         # Submitting starts the processes now, so their imports overlap the caller's.
         self._warming: list[Future[int]] = [self._pool.submit(_warm) for _ in range(self.workers)]
+
+    def wants(self, origin: str) -> bool:
+        """Whether this transcript is big enough to be worth a worker."""
+        try:
+            return os.stat(origin).st_size >= MIN_BYTES
+        except OSError:
+            return False  # the thread's own load reports the problem
 
     @property
     def broken(self) -> bool:

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from scorer.errors import EmptySessionError, SourceError
+from scorer.jobs import prep_pool
 from scorer.jobs.backfill import BackfillOptions, run_backfill
-from scorer.jobs.prep_pool import MAX_WORKERS, PrepPool, pool_workers
+from scorer.jobs.prep_pool import MAX_WORKERS, MIN_BYTES, PrepPool, pool_workers
 from scorer.prepare import prepare
 from scorer.settings import get_settings
 from scorer.sources.claude_code import ClaudeCodeSource
@@ -53,6 +54,14 @@ def test_worker_result_equals_the_in_thread_prep(pool):
     assert there.redactions == here.redactions and there.signals == here.signals
 
 
+def test_only_big_transcripts_go_to_a_worker(pool, tmp_path):
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    small.write_bytes(b"x" * (MIN_BYTES - 1))
+    big.write_bytes(b"x" * MIN_BYTES)
+    assert not pool.wants(str(small)) and pool.wants(str(big))
+    assert not pool.wants(str(tmp_path / "missing.jsonl"))  # its thread reports the error
+
+
 def test_source_errors_from_a_worker_keep_their_type_and_message(pool, tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
@@ -81,6 +90,7 @@ def test_a_killed_worker_falls_back_to_threads(tmp_path):
 
 def test_backfill_with_prep_workers_scores_like_without(tmp_path, monkeypatch):
     make_projects(tmp_path / "projects", 6)
+    monkeypatch.setattr(prep_pool, "MIN_BYTES", 0)  # these transcripts are small
     results: dict[str, Any] = {}
     pooled: list[str] = []
     real = PrepPool.prepare_file
