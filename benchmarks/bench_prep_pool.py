@@ -7,7 +7,7 @@ N copies (fresh ids) of the real 2.7 MB transcript, one judge call each (chunk b
 200k), `score-backfill --judge llm --concurrency 16` against the loopback fake with 1 s
 latency: ideal = N × 1 s / 16. Each repeat runs the same command twice, back to back:
 `SCORER_PREP_PROCESSES=0` (load and prepare in the judge threads, ~60 ms of GIL each)
-and the default (worker processes from `--concurrency 4` on: one per spare core). The
+and the default (worker processes from `--concurrency 4` on: one per core). The
 figure is the median of the paired wall ratios (pool ÷ threads), below 1 when the pool
 helps; the start-up floor (same command, empty root) is printed for reference.
 Issue 13: "CPU-heavy prep off the event loop's critical path (a process pool when K is

@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     prices_file: Path | None = Field(default=None, validation_alias="SCORER_PRICES")
     """A TOML price table that adds to or replaces the built-in model prices."""
     prep_processes: int | None = Field(default=None, ge=0, validation_alias="SCORER_PREP_PROCESSES")
-    """Backfill prep worker processes: 0 never, default one per spare core from
+    """Backfill prep worker processes: 0 never, default one per core (at most 4) from
     `--concurrency 4` on (see `jobs.prep_pool`)."""
     batch_poll_seconds: float = Field(default=30.0, validation_alias="SCORER_BATCH_POLL_SECONDS")
     """Seconds between Message Batches polls."""

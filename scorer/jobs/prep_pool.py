@@ -49,14 +49,17 @@ def pool_workers(concurrency: int, setting: int | None = None) -> int:
 
     Returns:
         0 (prepare in the judge threads) or the number of worker processes: automatic is
-        one per spare core, at most `MAX_WORKERS`, from `MIN_CONCURRENCY` calls on.
+        one per core, at most `MAX_WORKERS`, from `MIN_CONCURRENCY` calls on, on a
+        machine with more than one core. (One per core, not per spare core: the judge
+        threads mostly wait on the network; on 2 cores, 2 workers measured 7 % faster
+        than 1 on 16 big sessions, `benchmarks/bench_prep_pool.py`.)
     """
     if setting is not None:
         return max(0, setting)
     cores = os.cpu_count() or 1
     if concurrency < MIN_CONCURRENCY or cores < 2:
         return 0
-    return min(MAX_WORKERS, cores - 1)
+    return min(MAX_WORKERS, cores)
 
 
 def _start_worker() -> None:
