@@ -111,8 +111,7 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
     # One global cap on judge requests in flight: chunk-notes map calls and final calls
     # of every session share the `--concurrency` slots (one permit per HTTP request).
     judge_limit = RateLimiter(rate=rate, max_in_flight=max(1, opts.concurrency))
-    # Started first: the workers' imports overlap this process's SDK import below.
-    prep = _prep_pool(opts)
+    prep = _prep_pool(opts)  # no process yet: spawned only for a big transcript
     limiters = {"anthropic": judge_limit, "langfuse": RateLimiter(rate=rate)}
     lf = None
     if (
@@ -147,6 +146,15 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
         sinks.append(LangfuseSink(api=lf))
     return Services(load, judge, ScoreStore(), sinks, lf, client, limiters, prep)
+
+
+def _start_prep_pool(services: Services, refs: list[SessionRef]) -> None:
+    """Spawn the prep workers when some selected local transcript is big enough."""
+    pool = services.prep
+    if pool is not None and any(
+        r.source != "langfuse" and r.origin and pool.wants(r.origin) for r in refs
+    ):
+        pool.start()
 
 
 def _prep_pool(opts: BackfillOptions) -> PrepPool | None:
@@ -279,6 +287,7 @@ def _run(
         opts.dry_run,
     )
     summary.selected = len(refs)
+    _start_prep_pool(services, refs)
     ctx = Context(opts, services, ledger, Budget(opts.max_cost), model, rubric_version)
     if not opts.dry_run:
         ledger.add((r.session_id, r.origin) for r in refs)

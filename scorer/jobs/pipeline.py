@@ -143,8 +143,9 @@ def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
     """Load and prepare one session: a big local file in a prep worker process when the
     run has them (`Services.prep`), else in this thread."""
     pool = ctx.services.prep
-    if pool is not None and ref.source != "langfuse" and ref.origin and pool.wants(ref.origin):
-        return pool.prepare_file(ref.origin)
+    local = ref.source != "langfuse" and ref.origin
+    if pool is not None and local and pool.ready and pool.wants(ref.origin or ""):
+        return pool.prepare_file(ref.origin or "")
     return prepare(ctx.services.load(ref))
 
 

@@ -7,10 +7,11 @@ delays every other thread's request and reply handling, and the process uses one
 `PrepPool` does it in other processes instead; the thread that asked only unpickles the
 result (~3 ms for the same session).
 
-The workers are spawned (not forked: the run already has threads) when the pool is
-made, and each imports the prep code and builds the tokenizer straight away, so that
-cost overlaps the parent's own start-up (the Anthropic SDK import). Workers ignore
-Ctrl-C: the parent stops the run and shuts them down.
+The workers are spawned (not forked: the run already has threads) once the run knows it
+has a big transcript (`start`), and each imports the prep code and builds the tokenizer
+straight away; sessions are prepared in their threads until the workers are ready, so
+nothing waits on their start-up. Workers ignore Ctrl-C: the parent stops the run and
+shuts them down.
 
 Only local files of `MIN_BYTES` or more go through the pool; a Langfuse session is fetched by the parent's
 rate-limited client and prepared in its thread. A broken pool (a worker killed, out of
@@ -99,8 +100,23 @@ class PrepPool:
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start_worker,
         )
-        # Submitting starts the processes now, so their imports overlap the caller's.
-        self._warming: list[Future[int]] = [self._pool.submit(_warm) for _ in range(self.workers)]
+        self._warming: list[Future[int]] = []
+
+    def start(self) -> None:
+        """Spawn the workers now (they import and build the tokenizer in the background).
+
+        Until every worker has, `ready` is False and sessions are prepared in their
+        threads, so nothing waits on a worker's start-up. A run of small transcripts
+        never calls this and never pays for a process.
+        """
+        with self._lock:
+            if not self._warming:
+                self._warming = [self._pool.submit(_warm) for _ in range(self.workers)]
+
+    @property
+    def ready(self) -> bool:
+        """Started, and every worker has finished its start-up."""
+        return bool(self._warming) and all(f.done() for f in self._warming)
 
     def wants(self, origin: str) -> bool:
         """Whether this transcript is big enough to be worth a worker."""

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from scorer.errors import EmptySessionError, SourceError
-from scorer.jobs import prep_pool
-from scorer.jobs.backfill import BackfillOptions, run_backfill
+from scorer.jobs import backfill, prep_pool
+from scorer.jobs.backfill import BackfillOptions, Services, run_backfill
+from scorer.jobs.discovery import SessionRef
+from scorer.jobs.pipeline import prepare_ref
 from scorer.jobs.prep_pool import MAX_WORKERS, MIN_BYTES, PrepPool, pool_workers
+from scorer.jobs.run_state import Context
 from scorer.prepare import prepare
 from scorer.settings import get_settings
 from scorer.sources.claude_code import ClaudeCodeSource
@@ -88,6 +92,16 @@ def test_a_killed_worker_falls_back_to_threads(tmp_path):
         prep.close()
 
 
+def _ready_pool() -> PrepPool:
+    prep = PrepPool(1)
+    prep.start()
+    deadline = time.monotonic() + 60
+    while not prep.ready and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert prep.ready
+    return prep
+
+
 def test_backfill_with_prep_workers_scores_like_without(tmp_path, monkeypatch):
     make_projects(tmp_path / "projects", 6)
     monkeypatch.setattr(prep_pool, "MIN_BYTES", 0)  # these transcripts are small
@@ -107,14 +121,79 @@ def test_backfill_with_prep_workers_scores_like_without(tmp_path, monkeypatch):
             monkeypatch.setenv("SCORER_PREP_PROCESSES", procs)
             monkeypatch.setenv("SCORER_HOME", str(tmp_path / f"home-{procs}"))
             get_settings.cache_clear()
+            if procs == "1":  # a pool already warm, so every session can use it
+                ready = _ready_pool()
+                monkeypatch.setattr(backfill, "_prep_pool", lambda opts, pool=ready: pool)
             opts = BackfillOptions(
                 source="claude-code", projects_root=tmp_path / "projects", judge="llm",
                 concurrency=4,
             )  # fmt: skip
-            before = threading.active_count()
             results[procs] = run_backfill(opts)
-            assert threading.active_count() <= before  # the pool's threads are gone
     with_pool, without = results["1"], results["0"]
     assert (with_pool.scored, with_pool.failed) == (without.scored, without.failed) == (6, 0)
     assert with_pool.input_tokens == without.input_tokens  # the same prompts were sent
     assert len(pooled) == 6  # every session of the second run went through the workers
+    assert ready._pool._processes is None or not ready._pool._processes  # run closed it
+
+
+class StubPool:
+    """Records what the run asked of its pool; big files are those named big*."""
+
+    def __init__(self, ready: bool) -> None:
+        self.ready, self.started, self.sent = ready, 0, []
+
+    def start(self) -> None:
+        self.started += 1
+
+    def wants(self, origin: str) -> bool:
+        return Path(origin).name.startswith("big")
+
+    def prepare_file(self, origin: str):
+        self.sent.append(origin)
+        return prepare(ClaudeCodeSource(Path(origin)).load())
+
+    def close(self) -> None:
+        pass
+
+
+def _refs(tmp_path, names):
+    ids = make_projects(tmp_path / "projects", len(names))
+    folder = tmp_path / "projects" / "-home-dev-proj"
+    refs = []
+    for sid, name in zip(ids, names, strict=True):
+        path = folder / f"{sid}.jsonl"
+        path.rename(folder / f"{name}-{sid}.jsonl")
+        refs.append(
+            SessionRef(
+                session_id=sid, source="claude-code", origin=str(folder / f"{name}-{sid}.jsonl")
+            )
+        )
+    return refs
+
+
+def test_workers_start_only_when_a_selected_transcript_is_big(tmp_path):
+    small_only = StubPool(ready=False)
+    backfill._start_prep_pool(
+        Services(None, None, None, prep=small_only), _refs(tmp_path / "a", ["small", "small"])
+    )  # type: ignore[arg-type]
+    mixed = StubPool(ready=False)
+    backfill._start_prep_pool(
+        Services(None, None, None, prep=mixed), _refs(tmp_path / "b", ["small", "big"])
+    )  # type: ignore[arg-type]
+    assert (small_only.started, mixed.started) == (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("ready", "name", "pooled"),
+    [(True, "big", True), (True, "small", False), (False, "big", False)],
+)
+def test_a_session_goes_to_the_pool_only_when_big_and_the_pool_is_ready(
+    tmp_path, ready, name, pooled
+):
+    (ref,) = _refs(tmp_path, [name])
+    stub = StubPool(ready=ready)
+    services = Services(lambda r: ClaudeCodeSource(Path(r.origin)).load(), None, None, prep=stub)  # type: ignore[arg-type]
+    ctx = Context(BackfillOptions(source="claude-code"), services, None, None, "m", "v")  # type: ignore[arg-type]
+    prepared = prepare_ref(ctx, ref)
+    assert prepared.session.session_id == ref.session_id
+    assert stub.sent == ([ref.origin] if pooled else [])
