@@ -152,6 +152,11 @@ def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
 def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     sid = ref.session_id
     prepared = prepare_ref(ctx, ref)
+    if ctx.stop.is_set():  # stopped (Ctrl-C) while this look-ahead session was prepared
+        ctx.ledger.set_state(sid, "discovered", "run stopped")
+        return SessionResult(
+            session_id=sid, outcome="not_started", reason="run stopped", attempts=attempts
+        )
     ctx.ledger.set_state(sid, "fetched")
     # Counting tokens holds the GIL; only pay for it when a cap needs the estimate.
     needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None

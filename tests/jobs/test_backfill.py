@@ -228,3 +228,36 @@ def test_effort_and_fallback_reach_the_judge_and_the_dry_run_basis(projects, jud
     assert dry.exit_code == 0, dry.stderr
     assert "estimate basis: input: count_tokens" in dry.stderr
     assert "thinking at effort high" in dry.stderr
+
+
+def test_a_stop_while_preparing_sends_no_more_judge_calls(projects, judge_env, monkeypatch):
+    """Ctrl-C sets `ctx.stop`: a look-ahead session prepared meanwhile is not judged
+    (no spend, quick exit) and stays `discovered` for the next run."""
+    import threading
+
+    from scorer.jobs import pipeline
+
+    root, _ids = projects
+    real = pipeline.prepare_ref
+    lock, preps, stopped = threading.Lock(), [0], []
+
+    def stop_on_third(ctx, ref):
+        prepared = real(ctx, ref)
+        with lock:
+            preps[0] += 1
+            if preps[0] == 3:
+                ctx.stop.set()
+                stopped.append(ref.session_id)
+        return prepared
+
+    monkeypatch.setattr(pipeline, "prepare_ref", stop_on_third)
+    with FakeJudgeServer() as server:
+        judge_env(server)
+        first = run_backfill(opts(root, concurrency=1))
+        assert (first.scored, first.not_started) == (2, 18) and server.calls == 2
+        ledger = Ledger(get_settings().store_path, first.run_key)
+        assert ledger.get(stopped[0])["state"] == "discovered"
+        ledger.close()
+        monkeypatch.setattr(pipeline, "prepare_ref", real)
+        again = run_backfill(opts(root, concurrency=1))
+        assert (again.scored, again.skipped) == (18, 2) and server.calls == 20
