@@ -62,7 +62,6 @@ def _show_plan(
     estimate: dict | None = None,
 ) -> None:
     """`--render` (the timeline) or `--dry-run` (summary, signals, chunk plan, estimate)."""
-    from scorer.cli.views import chunk_plan_table, session_summary, signals_table
     from scorer.prepare import prepare
 
     session = src.load()
@@ -79,6 +78,8 @@ def _show_plan(
     if as_json:
         print_json({**dry_run_payload(prepared), "estimate": est})
         return
+    from scorer.cli.views import chunk_plan_table, session_summary, signals_table
+
     out.print(session_summary(prepared))
     out.print(signals_table(prepared.signals))
     out.print(chunk_plan_table(prepared))
@@ -236,8 +237,6 @@ def score_session_command(
     if arg == "-":
         stdin_dir = tempfile.TemporaryDirectory(prefix="scorer-stdin-")
         arg = stdin_file(stdin_dir.name)
-    from scorer.cli.views import scorecard_view
-    from scorer.jobs.score import score_session
     from scorer.sources import SourceOptions, resolve
 
     task = read_task(prompt, prompt_file)
@@ -267,6 +266,8 @@ def score_session_command(
         )  # fmt: skip
         return
     from scorer.cli.progress import stage_spinner
+    from scorer.cli.views import scorecard_view
+    from scorer.jobs.score import score_session
 
     with stage_spinner(err, f"scoring {shown}", enabled=not (as_json or is_quiet())) as on_stage:
         prepared, card = score_session(
