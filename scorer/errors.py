@@ -6,7 +6,8 @@ ScorerError
 ├── SourceError        a session could not be found or read
 │   └── EmptySessionError
 ├── JudgeError         the judge API failed for good (after retries)
-└── SinkError          a store / Langfuse write failed
+├── SinkError          a store / Langfuse write failed
+└── RunStopped         a stopped run sends no more requests
 """
 
 from __future__ import annotations
@@ -38,3 +39,7 @@ class JudgeError(ScorerError):
 
 class SinkError(ScorerError):
     pass
+
+
+class RunStopped(ScorerError):
+    """A run was stopped (Ctrl-C, bad credentials) before this request went out."""

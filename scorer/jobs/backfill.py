@@ -289,6 +289,8 @@ def _run(
     summary.selected = len(refs)
     _start_prep_pool(services, refs)
     ctx = Context(opts, services, ledger, Budget(opts.max_cost), model, rubric_version)
+    if "anthropic" in services.limiters and not opts.batch_api:
+        services.limiters["anthropic"].stop = ctx.stop  # a stopped run sends no more calls
     if not opts.dry_run:
         ledger.add((r.session_id, r.origin) for r in refs)
     try:
@@ -353,7 +355,9 @@ def _run_pool(
                 results.append(result)
                 bar.advance(result)
         except KeyboardInterrupt:
-            ctx.stop.set()  # workers finish their current session; the rest wait for a resume
+            # Calls on the wire finish and are written; requests still waiting for a slot
+            # raise RunStopped (the limiter watches ctx.stop); the rest wait for a resume.
+            ctx.stop.set()
             raise
     return results
 

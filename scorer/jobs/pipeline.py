@@ -10,7 +10,7 @@ card again, without judging it again.
 
 from __future__ import annotations
 
-from scorer.errors import CredentialsError
+from scorer.errors import CredentialsError, RunStopped
 from scorer.jobs.discovery import SessionRef
 from scorer.jobs.estimate import estimate_prepared
 from scorer.jobs.run_state import (
@@ -70,6 +70,9 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
     except CredentialsError:
         ctx.stop.set()  # every other session would fail the same way
         raise
+    except RunStopped:  # its judge request was still waiting to go out when the run stopped
+        ctx.ledger.set_state(sid, "discovered", "run stopped")
+        return SessionResult(session_id=sid, outcome="not_started", reason="run stopped")
     except Exception as exc:  # one session never stops the batch
         attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
         reason = failure_reason(exc)

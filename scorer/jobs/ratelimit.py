@@ -12,6 +12,11 @@ headers arrive. Backfill sets it to `--concurrency`, so the judge's chunk-notes 
 and final calls of every session share the same K slots. A thread that waits for its own
 map calls holds no permit, so sessions can never deadlock each other.
 
+A stopped run (`stop`, set on Ctrl-C) sends nothing more through the limiter: a request
+still waiting for its permit, its token or the end of a pause raises `RunStopped`
+instead, so the run ends when the requests already on the wire come back rather than
+after every queued one has been sent and answered.
+
 The wrapper sits at the transport seam, which both httpx (Langfuse) and httpx2
 (anthropic 2.x) expose as `handle_request`, so no SDK code is patched.
 """
@@ -25,9 +30,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from scorer.errors import RunStopped
 from scorer.retry import parse_retry_after
 
 PAUSE_STATUSES = frozenset({429, 529})
+STOP_POLL = 0.1
+"""Seconds between checks of `stop` while a request waits for its permit or a pause."""
 DEFAULT_PAUSE = 5.0
 MAX_PAUSE = 300.0
 
@@ -65,6 +73,8 @@ class RateLimiter:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     max_in_flight: int = 0
+    stop: threading.Event | None = None
+    """Set when the run stops: requests not yet sent raise `RunStopped`."""
     pauses: int = 0
     """How many times the limiter was paused by a 429/529 (reported in the summary)."""
     peak_in_flight: int = 0
@@ -84,9 +94,15 @@ class RateLimiter:
 
     @contextmanager
     def slot(self) -> Iterator[None]:
-        """Hold one in-flight permit (blocks while `max_in_flight` requests are out)."""
+        """Hold one in-flight permit (blocks while `max_in_flight` requests are out).
+
+        Raises:
+            RunStopped: `stop` is set, or gets set while waiting for the permit.
+        """
+        self._check_stop()
         if self._slots is not None:
-            self._slots.acquire()
+            while not self._slots.acquire(timeout=STOP_POLL):
+                self._check_stop()
         with self._lock:
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
@@ -99,12 +115,21 @@ class RateLimiter:
                 self._slots.release()
 
     def acquire(self) -> None:
-        """Block until a request may go out (pause over and a token available)."""
+        """Block until a request may go out (pause over and a token available).
+
+        Raises:
+            RunStopped: `stop` is set before the wait is over.
+        """
         while True:
+            self._check_stop()
             wait = self._try_take()
             if wait <= 0:
                 return
-            self.sleep(wait)
+            self.sleep(min(wait, STOP_POLL) if self.stop is not None else wait)
+
+    def _check_stop(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise RunStopped("run stopped before this request was sent")
 
     def _try_take(self) -> float:
         with self._lock:

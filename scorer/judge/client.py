@@ -21,9 +21,9 @@ from typing import Any
 
 import anthropic
 
-from scorer.errors import CredentialsError, JudgeError
+from scorer.errors import CredentialsError, JudgeError, RunStopped
 from scorer.judge.catalog import NONSTREAMING_MAX_TOKENS
-from scorer.judge.retry import call_with_retries, classify, describe
+from scorer.judge.retry import call_with_retries, classify, describe, stopped
 from scorer.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -94,8 +94,10 @@ def send(client: anthropic.Anthropic, params: dict[str, Any]) -> Any:
     return call_with_retries(lambda: _send_once(client, params))
 
 
-def api_failure(e: anthropic.APIError, window: int) -> JudgeError | CredentialsError:
+def api_failure(e: anthropic.APIError, window: int) -> JudgeError | CredentialsError | RunStopped:
     """The typed error an API failure after retries turns into (see the module doc)."""
+    if stopped(e):
+        return RunStopped("run stopped before the judge request was sent")
     if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
         return CredentialsError(f"ANTHROPIC_API_KEY was rejected by the API ({describe(e)})")
     message = api_message(e)

@@ -21,6 +21,7 @@ import anthropic
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
+from scorer.errors import RunStopped
 from scorer.retry import RetryDecision, RetryKind, parse_retry_after
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,8 @@ _TRANSIENT_STATUS = {408, 409, 529}
 
 def classify(exc: BaseException) -> RetryDecision:
     """Decide whether a failed call is worth retrying (and how long the server asks)."""
+    if stopped(exc):
+        return RetryDecision(RetryKind.FATAL, reason="run stopped")
     if isinstance(exc, anthropic.RateLimitError):
         return RetryDecision(RetryKind.RATE_LIMITED, retry_after_seconds(exc), "rate limited")
     if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
@@ -50,6 +53,17 @@ def classify(exc: BaseException) -> RetryDecision:
     ):
         return RetryDecision(RetryKind.TRANSIENT, retry_after_seconds(exc), describe(exc))
     return RetryDecision(RetryKind.FATAL, reason=describe(exc))
+
+
+def stopped(exc: BaseException | None) -> bool:
+    """Whether a failure is a stopped run's refusal to send (`RunStopped`), however the
+    SDK wrapped it (a transport error becomes an `APIConnectionError` from it)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, RunStopped):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:

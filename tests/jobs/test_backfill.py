@@ -261,3 +261,45 @@ def test_a_stop_while_preparing_sends_no_more_judge_calls(projects, judge_env, m
         monkeypatch.setattr(pipeline, "prepare_ref", real)
         again = run_backfill(opts(root, concurrency=1))
         assert (again.scored, again.skipped) == (18, 2) and server.calls == 20
+
+
+def test_a_stop_cancels_judge_requests_still_waiting_for_a_slot(projects, judge_env, monkeypatch):
+    """Ctrl-C ends the run when the calls on the wire come back: a prepared session whose
+    request waits for a `--concurrency` slot sends nothing and stays `discovered`."""
+    import threading
+    import time
+
+    from scorer.jobs import pipeline
+
+    root, _ids = projects
+    real = pipeline.prepare_ref
+    contexts: list = []
+
+    def remember(ctx, ref):
+        contexts.append(ctx)
+        return real(ctx, ref)
+
+    monkeypatch.setattr(pipeline, "prepare_ref", remember)
+    with FakeJudgeServer(latency=0.6) as server:
+        judge_env(server)
+
+        def stop_during_first_call() -> None:
+            while server.calls < 1:
+                time.sleep(0.01)
+            time.sleep(0.1)  # the look-ahead session is now waiting for the one slot
+            contexts[0].stop.set()
+
+        threading.Thread(target=stop_during_first_call, daemon=True).start()
+        began = time.monotonic()
+        first = run_backfill(opts(root, concurrency=1))
+        took = time.monotonic() - began
+        assert (first.scored, first.not_started, first.failed) == (1, 19, 0)
+        assert server.calls == 1 and took < 1.2  # not a second 0.6 s call after the stop
+        ledger = Ledger(get_settings().store_path, first.run_key)
+        states = ledger.states()
+        ledger.close()
+        assert sorted(states.values()).count("discovered") == 19
+        monkeypatch.setattr(pipeline, "prepare_ref", real)
+        server.latency = 0.0
+        again = run_backfill(opts(root, concurrency=1))
+        assert (again.scored, again.skipped) == (19, 1)

@@ -140,3 +140,44 @@ def test_a_failed_request_gives_its_permit_back():
     for _ in range(3):  # with a leaked permit the second request would block forever
         with pytest.raises(httpx2.ConnectError):
             client.get("http://x/")
+
+
+def test_a_stopped_limiter_sends_nothing_more():
+    from scorer.errors import RunStopped
+    from scorer.judge.retry import classify, stopped
+
+    stop = threading.Event()
+    limiter = RateLimiter(max_in_flight=1, stop=stop)
+    sent: list[str] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        sent.append(str(request.url))
+        return httpx2.Response(200, json={})
+
+    client = limited_httpx2_client(limiter, inner=httpx2.MockTransport(handler))
+    errors: list[BaseException] = []
+
+    def waiting_for_the_slot() -> None:
+        try:
+            client.get("http://x/second")
+        except RunStopped as exc:
+            errors.append(exc)
+
+    with limiter.slot():  # the one slot is taken: the next request waits
+        waiter = threading.Thread(target=waiting_for_the_slot)
+        waiter.start()
+        waiter.join(0.3)
+        assert waiter.is_alive() and not sent
+        stop.set()
+        waiter.join(2)
+    assert not waiter.is_alive() and len(errors) == 1 and not sent
+    with pytest.raises(RunStopped):  # and nothing new goes out either
+        client.get("http://x/third")
+    paused = RateLimiter(stop=threading.Event())
+    paused.pause(60)
+    paused.stop.set()  # type: ignore[union-attr]
+    with pytest.raises(RunStopped):
+        paused.acquire()  # a 60 s pause does not hold a stopped run
+    wrapped = ValueError("transport")
+    wrapped.__cause__ = RunStopped("stopped")
+    assert stopped(wrapped) and not classify(wrapped).retry
