@@ -290,7 +290,7 @@ def _run(
     _start_prep_pool(services, refs)
     ctx = Context(opts, services, ledger, Budget(opts.max_cost), model, rubric_version)
     if "anthropic" in services.limiters and not opts.batch_api:
-        services.limiters["anthropic"].stop = ctx.stop  # a stopped run sends no more calls
+        services.limiters["anthropic"].watch(ctx.stop)  # a stopped run sends no more calls
     if not opts.dry_run:
         ledger.add((r.session_id, r.origin) for r in refs)
     try:

@@ -35,7 +35,31 @@ from scorer.retry import parse_retry_after
 
 PAUSE_STATUSES = frozenset({429, 529})
 STOP_POLL = 0.1
-"""Seconds between checks of `stop` while a request waits for its permit or a pause."""
+"""Seconds between checks of `stop` while a request waits out a pause or a token."""
+_FLOOD = 1 << 20
+"""Permits released at once to wake every waiter of a stopped limiter."""
+
+
+class StopSignal(threading.Event):
+    """A `threading.Event` that also runs callbacks when it is set (a run's stop: the
+    limiters wake the requests waiting for a permit, see `RateLimiter.watch`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._callbacks: list[Callable[[], None]] = []
+
+    def on_set(self, callback: Callable[[], None]) -> None:
+        """Run `callback` when the signal is set (at once if it already is)."""
+        self._callbacks.append(callback)
+        if self.is_set():
+            callback()
+
+    def set(self) -> None:
+        super().set()
+        for callback in list(self._callbacks):
+            callback()
+
+
 DEFAULT_PAUSE = 5.0
 MAX_PAUSE = 300.0
 
@@ -74,13 +98,13 @@ class RateLimiter:
     sleep: Callable[[float], None] = time.sleep
     max_in_flight: int = 0
     stop: threading.Event | None = None
-    """Set when the run stops: requests not yet sent raise `RunStopped`."""
+    """Set when the run stops: requests not yet sent raise `RunStopped` (see `watch`)."""
     pauses: int = 0
     """How many times the limiter was paused by a 429/529 (reported in the summary)."""
     peak_in_flight: int = 0
     """The most requests this limiter saw in flight at one time."""
     _in_flight: int = field(default=0, init=False)
-    _slots: threading.BoundedSemaphore | None = field(default=None, init=False)
+    _slots: threading.Semaphore | None = field(default=None, init=False)
     _tokens: float = field(default=0.0, init=False)
     _last: float = field(default=0.0, init=False)
     _paused_until: float = field(default=0.0, init=False)
@@ -90,7 +114,22 @@ class RateLimiter:
         self._tokens = float(self.burst)
         self._last = self.clock()
         if self.max_in_flight > 0:
-            self._slots = threading.BoundedSemaphore(self.max_in_flight)
+            self._slots = threading.Semaphore(self.max_in_flight)
+
+    def watch(self, stop: StopSignal) -> None:
+        """Stop sending when `stop` is set: waiting requests wake up and raise `RunStopped`.
+
+        Waiters block on the permit semaphore itself (first come, first served); setting
+        the signal floods the semaphore so every waiter wakes, sees the stop and gives
+        its phantom permit back. The counts are meaningless after that, and so is the
+        limiter: a stopped run sends nothing more.
+        """
+        self.stop = stop
+        stop.on_set(self._wake_all)
+
+    def _wake_all(self) -> None:
+        if self._slots is not None:
+            self._slots.release(_FLOOD)
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -101,7 +140,9 @@ class RateLimiter:
         """
         self._check_stop()
         if self._slots is not None:
-            while not self._slots.acquire(timeout=STOP_POLL):
+            self._slots.acquire()
+            if self.stop is not None and self.stop.is_set():
+                self._slots.release()
                 self._check_stop()
         with self._lock:
             self._in_flight += 1

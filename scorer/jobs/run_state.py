@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from scorer.errors import ScorerError
 from scorer.jobs.discovery import SessionRef
 from scorer.jobs.ledger import DONE_STATES, Ledger
-from scorer.jobs.ratelimit import RateLimiter
+from scorer.jobs.ratelimit import RateLimiter, StopSignal
 from scorer.models import Session
 
 if TYPE_CHECKING:
@@ -260,7 +260,7 @@ class Context:
     budget: Budget
     model: str
     rubric_version: str
-    stop: threading.Event = field(default_factory=threading.Event)
+    stop: StopSignal = field(default_factory=StopSignal)
 
     @property
     def judge_model(self) -> str | None:

@@ -20,7 +20,7 @@ import httpx2
 import pytest
 
 from scorer.jobs.backfill import BackfillOptions, pool_size, run_backfill
-from scorer.jobs.ratelimit import RateLimiter, limited_httpx2_client
+from scorer.jobs.ratelimit import RateLimiter, StopSignal, limited_httpx2_client
 from scorer.prepare import prepare
 from scorer.settings import get_settings
 from scorer.sources.claude_code import ClaudeCodeSource
@@ -146,8 +146,9 @@ def test_a_stopped_limiter_sends_nothing_more():
     from scorer.errors import RunStopped
     from scorer.judge.retry import classify, stopped
 
-    stop = threading.Event()
-    limiter = RateLimiter(max_in_flight=1, stop=stop)
+    stop = StopSignal()
+    limiter = RateLimiter(max_in_flight=1)
+    limiter.watch(stop)
     sent: list[str] = []
 
     def handler(request: httpx2.Request) -> httpx2.Response:
