@@ -23,6 +23,8 @@ The wrapper sits at the transport seam, which both httpx (Langfuse) and httpx2
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,14 +32,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from scorer import priority
 from scorer.errors import RunStopped
 from scorer.retry import parse_retry_after
 
 PAUSE_STATUSES = frozenset({429, 529})
 STOP_POLL = 0.1
 """Seconds between checks of `stop` while a request waits out a pause or a token."""
-_FLOOD = 1 << 20
-"""Permits released at once to wake every waiter of a stopped limiter."""
 
 
 class StopSignal(threading.Event):
@@ -104,7 +105,10 @@ class RateLimiter:
     peak_in_flight: int = 0
     """The most requests this limiter saw in flight at one time."""
     _in_flight: int = field(default=0, init=False)
-    _slots: threading.Semaphore | None = field(default=None, init=False)
+    _waiting: list[tuple[int, int]] = field(default_factory=list, init=False)
+    """Heap of (priority, arrival) tickets of requests waiting for a permit."""
+    _arrivals: Iterator[int] = field(default_factory=itertools.count, init=False)
+    _slots: threading.Condition = field(default_factory=threading.Condition, init=False)
     _tokens: float = field(default=0.0, init=False)
     _last: float = field(default=0.0, init=False)
     _paused_until: float = field(default=0.0, init=False)
@@ -113,47 +117,54 @@ class RateLimiter:
     def __post_init__(self) -> None:
         self._tokens = float(self.burst)
         self._last = self.clock()
-        if self.max_in_flight > 0:
-            self._slots = threading.Semaphore(self.max_in_flight)
 
     def watch(self, stop: StopSignal) -> None:
-        """Stop sending when `stop` is set: waiting requests wake up and raise `RunStopped`.
-
-        Waiters block on the permit semaphore itself (first come, first served); setting
-        the signal floods the semaphore so every waiter wakes, sees the stop and gives
-        its phantom permit back. The counts are meaningless after that, and so is the
-        limiter: a stopped run sends nothing more.
-        """
+        """Stop sending when `stop` is set: waiting requests wake up and raise `RunStopped`."""
         self.stop = stop
         stop.on_set(self._wake_all)
 
     def _wake_all(self) -> None:
-        if self._slots is not None:
-            self._slots.release(_FLOOD)
+        with self._slots:
+            self._slots.notify_all()
 
     @contextmanager
     def slot(self) -> Iterator[None]:
         """Hold one in-flight permit (blocks while `max_in_flight` requests are out).
 
+        Waiting requests get the permits in order of `priority.current()` (chunk-notes
+        calls first), then of arrival.
+
         Raises:
             RunStopped: `stop` is set, or gets set while waiting for the permit.
         """
         self._check_stop()
-        if self._slots is not None:
-            self._slots.acquire()
-            if self.stop is not None and self.stop.is_set():
-                self._slots.release()
-                self._check_stop()
-        with self._lock:
+        with self._slots:
+            if self.max_in_flight > 0:
+                self._wait_turn((priority.current(), next(self._arrivals)))
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
         try:
             yield
         finally:
-            with self._lock:
+            with self._slots:
                 self._in_flight -= 1
-            if self._slots is not None:
-                self._slots.release()
+                self._slots.notify_all()
+
+    def _wait_turn(self, ticket: tuple[int, int]) -> None:
+        """Wait (holding `_slots`) until `ticket` is first in line and a permit is free."""
+        heapq.heappush(self._waiting, ticket)
+        try:
+            while self._waiting[0] != ticket or self._in_flight >= self.max_in_flight:
+                self._check_stop()
+                self._slots.wait()
+            self._check_stop()
+        except BaseException:
+            self._waiting.remove(ticket)
+            heapq.heapify(self._waiting)
+            self._slots.notify_all()  # the next in line may be free to go now
+            raise
+        heapq.heappop(self._waiting)
+        self._slots.notify_all()  # another permit may be free for the new head
 
     def acquire(self) -> None:
         """Block until a request may go out (pause over and a token available).

@@ -59,6 +59,7 @@ from scorer.judge.rubric import Rubric, default_rubric
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
 from scorer.models import Chunk, JudgeUsage, Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
+from scorer.priority import NOTES, call_priority
 from scorer.settings import get_settings
 from scorer.stages import counted_stage, report_stage
 
@@ -411,7 +412,8 @@ class AnthropicJudge:
     def _all_notes(self, settler: CallSettler, requests: list[dict[str, Any]]) -> list[ChunkNotes]:
         def one(indexed: tuple[int, dict[str, Any]]) -> ChunkNotes:
             index, params = indexed
-            return settler.call(params, ChunkNotes, f"chunk {index} notes")
+            with call_priority(NOTES):  # the final call waits for these: they go first
+                return settler.call(params, ChunkNotes, f"chunk {index} notes")
 
         workers = min(self.max_concurrency, len(requests))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge-notes") as pool:

@@ -254,13 +254,17 @@ def test_a_stop_while_preparing_sends_no_more_judge_calls(projects, judge_env, m
     with FakeJudgeServer() as server:
         judge_env(server)
         first = run_backfill(opts(root, concurrency=1))
-        assert (first.scored, first.not_started) == (2, 18) and server.calls == 2
+        # Sessions 1 and 2 were prepared before the stop: 1 is judged; 2 is too unless
+        # its request was still waiting for the one slot when the stop came (a loaded
+        # machine), which the limiter then cancels. The third is never judged.
+        assert first.scored in (1, 2) and server.calls == first.scored
+        assert first.not_started == 20 - first.scored and first.failed == 0
         ledger = Ledger(get_settings().store_path, first.run_key)
         assert ledger.get(stopped[0])["state"] == "discovered"
         ledger.close()
         monkeypatch.setattr(pipeline, "prepare_ref", real)
         again = run_backfill(opts(root, concurrency=1))
-        assert (again.scored, again.skipped) == (18, 2) and server.calls == 20
+        assert again.scored == 20 - first.scored and server.calls == 20
 
 
 def test_a_stop_cancels_judge_requests_still_waiting_for_a_slot(projects, judge_env, monkeypatch):
@@ -294,7 +298,7 @@ def test_a_stop_cancels_judge_requests_still_waiting_for_a_slot(projects, judge_
         first = run_backfill(opts(root, concurrency=1))
         took = time.monotonic() - began
         assert (first.scored, first.not_started, first.failed) == (1, 19, 0)
-        assert server.calls == 1 and took < 1.2  # not a second 0.6 s call after the stop
+        assert server.calls == 1 and took < 5  # no second call after the stop, no hang
         ledger = Ledger(get_settings().store_path, first.run_key)
         states = ledger.states()
         ledger.close()

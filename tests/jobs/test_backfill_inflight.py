@@ -182,3 +182,33 @@ def test_a_stopped_limiter_sends_nothing_more():
     wrapped = ValueError("transport")
     wrapped.__cause__ = RunStopped("stopped")
     assert stopped(wrapped) and not classify(wrapped).retry
+
+
+def test_waiting_requests_get_permits_notes_first_then_in_arrival_order():
+    """A chunked session's final call waits for its notes calls: serving those first keeps
+    every slot busy to the end (2-chunk backfills at K = 16 no longer lose a wave)."""
+    import time
+
+    from scorer.priority import DEFAULT, NOTES, call_priority
+
+    limiter = RateLimiter(max_in_flight=1)
+    order: list[str] = []
+    lock = threading.Lock()
+
+    def request(name: str, prio: int) -> None:
+        with call_priority(prio), limiter.slot(), lock:
+            order.append(name)
+
+    threads = []
+    with limiter.slot():  # the only permit is taken: everyone below queues
+        for name, prio in [("final-a", DEFAULT), ("final-b", DEFAULT), ("notes-c", NOTES),
+                           ("final-d", DEFAULT), ("notes-e", NOTES)]:  # fmt: skip
+            t = threading.Thread(target=request, args=(name, prio))
+            t.start()
+            threads.append(t)
+            time.sleep(0.05)  # a definite arrival order
+        assert order == []
+    for t in threads:
+        t.join(5)
+    assert order == ["notes-c", "notes-e", "final-a", "final-b", "final-d"]
+    assert limiter.peak_in_flight == 1
