@@ -13,9 +13,10 @@ straight away; sessions are prepared in their threads until the workers are read
 nothing waits on their start-up. Workers ignore Ctrl-C: the parent stops the run and
 shuts them down.
 
-Only local files of `MIN_BYTES` or more go through the pool; a Langfuse session is fetched by the parent's
-rate-limited client and prepared in its thread. A broken pool (a worker killed, out of
-memory) is not fatal: the session is prepared in its thread and so are all later ones.
+Only local files of `MIN_BYTES` or more go through the pool; a Langfuse session is
+fetched by the parent's rate-limited client and prepared in its thread. A broken pool (a
+worker killed, out of memory) is not fatal: the session is prepared in its thread and so
+are all later ones.
 """
 
 from __future__ import annotations
