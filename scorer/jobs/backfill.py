@@ -22,7 +22,9 @@ outlasts the retries: `JudgeError`, a Langfuse error, a failed batch request) ar
 
 Concurrency and rate limits. At most `concurrency` judge requests are in flight, whatever
 the sessions' chunk counts: the Anthropic client's transport takes one permit of a shared
-`ratelimit.RateLimiter` per HTTP request. A few look-ahead workers beyond `concurrency`
+`ratelimit.RateLimiter` per HTTP request; waiting requests are served chunk-notes calls
+first (a final call waits on them), then in arrival order, and a stopped run sends no
+more of them. A few look-ahead workers beyond `concurrency`
 prepare the next sessions meanwhile (`pool_size`); from `--concurrency 4` on, local files
 are loaded and prepared in worker processes (`prep_pool`), so that pure-Python work does
 not hold the judge threads' GIL. Every request to one API goes through
