@@ -152,10 +152,8 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
 def _start_prep_pool(services: Services, refs: list[SessionRef]) -> None:
     """Spawn the prep workers when some selected local transcript is big enough."""
-    pool = services.prep
-    if pool is not None and any(
-        r.source != "langfuse" and r.origin and pool.wants(r.origin) for r in refs
-    ):
+    pool = services.prep  # only local runs have one
+    if pool is not None and any(r.origin and pool.wants(r.origin) for r in refs):
         pool.start()
 
 

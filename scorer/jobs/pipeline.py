@@ -71,8 +71,7 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
         ctx.stop.set()  # every other session would fail the same way
         raise
     except RunStopped:  # its judge request was still waiting to go out when the run stopped
-        ctx.ledger.set_state(sid, "discovered", "run stopped")
-        return SessionResult(session_id=sid, outcome="not_started", reason="run stopped")
+        return _stopped(ctx, sid, (ctx.ledger.get(sid) or {}).get("attempts", 0))
     except Exception as exc:  # one session never stops the batch
         attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
         reason = failure_reason(exc)
@@ -142,13 +141,20 @@ def _after_publish(ctx: Context, done: Published, result: SessionResult) -> Sess
     return result
 
 
+def _stopped(ctx: Context, sid: str, attempts: int) -> SessionResult:
+    """Not judged because the run stopped: left `discovered` for the next run."""
+    ctx.ledger.set_state(sid, "discovered", "run stopped")
+    return SessionResult(
+        session_id=sid, outcome="not_started", reason="run stopped", attempts=attempts
+    )
+
+
 def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
     """Load and prepare one session: a big local file in a prep worker process when the
-    run has them (`Services.prep`), else in this thread."""
+    run has them (`Services.prep`, local runs only), else in this thread."""
     pool = ctx.services.prep
-    local = ref.source != "langfuse" and ref.origin
-    if pool is not None and local and pool.ready and pool.wants(ref.origin or ""):
-        return pool.prepare_file(ref.origin or "")
+    if pool is not None and pool.ready and ref.origin and pool.wants(ref.origin):
+        return pool.prepare_file(ref.origin)
     return prepare(ctx.services.load(ref))
 
 
@@ -156,10 +162,7 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     sid = ref.session_id
     prepared = prepare_ref(ctx, ref)
     if ctx.stop.is_set():  # stopped (Ctrl-C) while this look-ahead session was prepared
-        ctx.ledger.set_state(sid, "discovered", "run stopped")
-        return SessionResult(
-            session_id=sid, outcome="not_started", reason="run stopped", attempts=attempts
-        )
+        return _stopped(ctx, sid, attempts)
     ctx.ledger.set_state(sid, "fetched")
     # Counting tokens holds the GIL; only pay for it when a cap needs the estimate.
     needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None

@@ -12,7 +12,7 @@ headers arrive. Backfill sets it to `--concurrency`, so the judge's chunk-notes 
 and final calls of every session share the same K slots. A thread that waits for its own
 map calls holds no permit, so sessions can never deadlock each other.
 
-A stopped run (`stop`, set on Ctrl-C) sends nothing more through the limiter: a request
+A stopped run (the `StopSignal` the limiter `watch`es, set on Ctrl-C) sends nothing more through the limiter: a request
 still waiting for its permit, its token or the end of a pause raises `RunStopped`
 instead, so the run ends when the requests already on the wire come back rather than
 after every queued one has been sent and answered.
@@ -98,12 +98,12 @@ class RateLimiter:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     max_in_flight: int = 0
-    stop: threading.Event | None = None
-    """Set when the run stops: requests not yet sent raise `RunStopped` (see `watch`)."""
     pauses: int = 0
     """How many times the limiter was paused by a 429/529 (reported in the summary)."""
     peak_in_flight: int = 0
     """The most requests this limiter saw in flight at one time."""
+    _stop: StopSignal | None = field(default=None, init=False)
+    """The run's stop, once `watch`ed: requests not yet sent then raise `RunStopped`."""
     _in_flight: int = field(default=0, init=False)
     _waiting: list[tuple[int, int]] = field(default_factory=list, init=False)
     """Heap of (priority, arrival) tickets of requests waiting for a permit."""
@@ -120,7 +120,7 @@ class RateLimiter:
 
     def watch(self, stop: StopSignal) -> None:
         """Stop sending when `stop` is set: waiting requests wake up and raise `RunStopped`."""
-        self.stop = stop
+        self._stop = stop
         stop.on_set(self._wake_all)
 
     def _wake_all(self) -> None:
@@ -177,10 +177,10 @@ class RateLimiter:
             wait = self._try_take()
             if wait <= 0:
                 return
-            self.sleep(min(wait, STOP_POLL) if self.stop is not None else wait)
+            self.sleep(min(wait, STOP_POLL) if self._stop is not None else wait)
 
     def _check_stop(self) -> None:
-        if self.stop is not None and self.stop.is_set():
+        if self._stop is not None and self._stop.is_set():
             raise RunStopped("run stopped before this request was sent")
 
     def _try_take(self) -> float:

@@ -174,9 +174,10 @@ def test_a_stopped_limiter_sends_nothing_more():
     assert not waiter.is_alive() and len(errors) == 1 and not sent
     with pytest.raises(RunStopped):  # and nothing new goes out either
         client.get("http://x/third")
-    paused = RateLimiter(stop=threading.Event())
+    paused, paused_stop = RateLimiter(), StopSignal()
+    paused.watch(paused_stop)
     paused.pause(60)
-    paused.stop.set()  # type: ignore[union-attr]
+    paused_stop.set()
     with pytest.raises(RunStopped):
         paused.acquire()  # a 60 s pause does not hold a stopped run
     wrapped = ValueError("transport")
