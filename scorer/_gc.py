@@ -55,3 +55,24 @@ def without_gc(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
 
     return wrapper
+
+
+@contextmanager
+def no_collection_at_exit() -> Iterator[None]:
+    """Freeze every live object when the block ends, so the interpreter's exit is cheap.
+
+    At exit CPython runs the cyclic collector over the whole heap. After
+    `import anthropic` (~1,400 pydantic models) that walk alone took 0.2 s of every
+    LLM-judge command, and 55 ms of a `--dry-run`. Frozen objects are skipped by the
+    collector (`gc.freeze`); `atexit` handlers (the Langfuse SDK's flush, the prep pool's
+    shutdown) and reference counting still run as usual. Only objects held in a reference
+    cycle are then left to the OS: our files, transactions and connections are closed or
+    committed explicitly, never by the collector.
+
+    For a command's outermost frame only: a process that goes on after the block keeps
+    those objects for good.
+    """
+    try:
+        yield
+    finally:
+        gc.freeze()

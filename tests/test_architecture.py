@@ -93,3 +93,25 @@ def test_no_test_module_is_loaded_under_two_names():
             names.setdefault(Path(path).resolve(), []).append(name)
     assert {p: n for p, n in names.items() if len(n) > 1} == {}
     assert all(n[0].startswith("tests") for n in names.values())
+
+
+def sdk_imports(path: Path) -> list[int]:
+    """Lines of `path` that import the Anthropic SDK (any submodule) directly."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        if any(n == "anthropic" or n.startswith("anthropic.") for n in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_anthropic_sdk_is_imported_only_through_scorer_judge_sdk():
+    """`scorer.judge.sdk` imports the SDK with the collector paused; any other module
+    importing it first would pay the slow import again (see its docstring)."""
+    found = {module_name(p): sdk_imports(p) for p in PACKAGE.rglob("*.py")}
+    assert found["scorer.judge.sdk"]  # the scan sees real imports
+    assert {m: lines for m, lines in found.items() if lines and m != "scorer.judge.sdk"} == {}

@@ -37,8 +37,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import anthropic
-
 from scorer.errors import CredentialsError, JudgeError
 from scorer.jobs.batch_requests import (
     custom_id,
@@ -70,6 +68,7 @@ from scorer.judge.anthropic import AnthropicJudge, ContextWindowExceeded
 from scorer.judge.reply import Unscored, UsageTally
 from scorer.judge.retry import call_with_retries, describe
 from scorer.judge.schema import ChunkNotes
+from scorer.judge.sdk import anthropic
 from scorer.models import Chunk, Scorecard
 from scorer.prepare import Prepared
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, rechunk

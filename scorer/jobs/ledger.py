@@ -29,6 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from scorer._sqlite import write_lock
+
 State = Literal[
     "discovered", "fetched", "judged", "stored", "written", "skipped", "failed", "unscored"
 ]
@@ -93,9 +95,9 @@ class Ledger:
         self.key = key
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        # Writers of this process queue on a Python lock (handed over at once) rather than
-        # on SQLite's busy handler, which sleeps up to 100 ms between retries.
-        self._write_lock = threading.Lock()
+        # Writers of this process, the score store's included, queue on one Python lock
+        # per file (handed over at once) rather than on SQLite's busy handler.
+        self._write_lock = write_lock(self.path)
         self._conn().executescript(_SCHEMA)
         with self._tx() as db:
             db.execute(
@@ -254,7 +256,7 @@ class _Tx:
     """`with` block = one IMMEDIATE transaction on an autocommit connection, taken under
     the ledger's write lock."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
         self.conn = conn
         self.lock = lock
 

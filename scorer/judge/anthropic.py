@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-import anthropic
 from pydantic import BaseModel
 
 from scorer._version import package_version
@@ -57,6 +56,7 @@ from scorer.judge.reply import (
 )
 from scorer.judge.rubric import Rubric, default_rubric
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
+from scorer.judge.sdk import anthropic
 from scorer.models import Chunk, JudgeUsage, Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
 from scorer.priority import NOTES, call_priority

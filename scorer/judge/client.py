@@ -19,11 +19,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import anthropic
-
 from scorer.errors import CredentialsError, JudgeError, RunStopped
 from scorer.judge.catalog import NONSTREAMING_MAX_TOKENS
 from scorer.judge.retry import call_with_retries, classify, describe, stopped
+from scorer.judge.sdk import anthropic
 from scorer.settings import get_settings
 
 log = logging.getLogger(__name__)

@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-import anthropic
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
 from scorer.errors import RunStopped
+from scorer.judge.sdk import anthropic
 from scorer.retry import RetryDecision, RetryKind, parse_retry_after
 
 log = logging.getLogger(__name__)

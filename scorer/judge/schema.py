@@ -14,10 +14,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal
 
-from anthropic import transform_schema
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from scorer.judge.rubric import Rubric, ScoreConfig
+from scorer.judge.sdk import transform_schema
 from scorer.models import Recommendation
 
 _QUOTE_HELP = "A short verbatim quote (a few words to one line) copied from that event."

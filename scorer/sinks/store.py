@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scorer._sqlite import write_lock
 from scorer.errors import SinkError
 from scorer.models import DimensionScore, JudgeUsage, Scorecard, TimelineEvent
 from scorer.prepare.redact import redact_value
@@ -158,6 +159,9 @@ class ScoreStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path else get_settings().store_path
         self._lock = threading.RLock()
+        """Guards the one connection (reads too)."""
+        self._write_lock = write_lock(self.path)
+        """Shared with the ledger, which writes the same file (see `scorer._sqlite`)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -186,7 +190,7 @@ class ScoreStore:
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; rolled back entirely on any error."""
-        with self._lock:
+        with self._lock, self._write_lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
