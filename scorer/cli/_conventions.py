@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from scorer._gc import no_collection_at_exit
+from scorer._gc import freeze_at_exit
 from scorer.cli._common import EXIT_CODES, set_verbosity
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -146,5 +146,5 @@ def entry_point(command: Any, name: str) -> None:
     """Run `command` as the console script `name` (help, version, completion, -q/-v)."""
     app = typer.Typer(context_settings=CONTEXT, pretty_exceptions_enable=False)
     app.command(name, cls=ScorerCommand, help=command.__doc__)(command)
-    with no_collection_at_exit():
-        app(prog_name=name)
+    freeze_at_exit()
+    app(prog_name=name)

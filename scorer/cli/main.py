@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from scorer._gc import no_collection_at_exit
+from scorer._gc import freeze_at_exit
 from scorer.cli._conventions import CONTEXT, ScorerGroup
 from scorer.cli.session import score_session_command
 
@@ -39,5 +39,5 @@ _register()
 
 def main() -> None:
     """Console-script entry point for `scorer`."""
-    with no_collection_at_exit():
-        app(prog_name="scorer")
+    freeze_at_exit()
+    app(prog_name="scorer")

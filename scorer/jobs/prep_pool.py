@@ -30,6 +30,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from scorer._gc import freeze_at_exit
 from scorer.prepare.prepared import Prepared
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ def pool_workers(concurrency: int, setting: int | None = None) -> int:
 def _start_worker() -> None:
     """Worker initializer: ignore Ctrl-C, then import prep and build the tokenizer now."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    freeze_at_exit()  # the run waits for its workers to exit
     from scorer.prepare.tokens import encoding
     from scorer.sources.claude_code import ClaudeCodeSource  # noqa: F401 - warm the import
 

@@ -1,5 +1,5 @@
 """Every console script skips the cyclic collector's walk of the heap at exit
-(`scorer._gc.no_collection_at_exit`), without losing output or stored results."""
+(`scorer._gc.freeze_at_exit`), without losing output or stored results."""
 
 from __future__ import annotations
 

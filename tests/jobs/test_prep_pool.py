@@ -197,3 +197,15 @@ def test_a_session_goes_to_the_pool_only_when_big_and_the_pool_is_ready(
     prepared = prepare_ref(ctx, ref)
     assert prepared.session.session_id == ref.session_id
     assert stub.sent == ([ref.origin] if pooled else [])
+
+
+def _freeze_registered() -> bool:
+    from scorer import _gc
+
+    return _gc._freeze_registered
+
+
+def test_workers_freeze_their_heap_at_exit(pool):
+    """The run waits for its workers to exit; their final collection is skipped."""
+    pool.start()
+    assert pool._pool.submit(_freeze_registered).result(timeout=60) is True
