@@ -165,7 +165,15 @@ class Ledger:
         self, session_id: str, state: State, reason: str | None = None, **cols: Any
     ) -> None:
         """Move a session to `state` (and set extra columns like `cost_usd`, `batch_id`)."""
-        allowed = {"batch_id", "input_tokens", "output_tokens", "cost_usd", "origin", "queued"}
+        allowed = {
+            "batch_id",
+            "input_tokens",
+            "output_tokens",
+            "cost_usd",
+            "origin",
+            "queued",
+            "attempts",
+        }
         extra = {k: v for k, v in cols.items() if k in allowed}
         sets = ", ".join(
             [f"{k} = ?" for k in extra] + ["state = ?", "reason = ?", "updated_at = ?"]

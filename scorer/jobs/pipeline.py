@@ -54,6 +54,7 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
     settled = ledger_gate(ctx, row, sid)
     if settled is not None:
         return settled
+    attempts: int | None = None  # this try's count, once it is counted
     try:
         resumed = resume_write(ctx, ref, state)
         if resumed:
@@ -71,7 +72,7 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
         ctx.stop.set()  # every other session would fail the same way
         raise
     except RunStopped:  # its judge request was still waiting to go out when the run stopped
-        return _stopped(ctx, sid, (ctx.ledger.get(sid) or {}).get("attempts", 0))
+        return _stopped(ctx, sid, attempts)
     except Exception as exc:  # one session never stops the batch
         attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
         reason = failure_reason(exc)
@@ -141,12 +142,21 @@ def _after_publish(ctx: Context, done: Published, result: SessionResult) -> Sess
     return result
 
 
-def _stopped(ctx: Context, sid: str, attempts: int) -> SessionResult:
+def _stopped(ctx: Context, sid: str, attempts: int | None) -> SessionResult:
     """Not judged because the run stopped: left `discovered` for the next run."""
-    ctx.ledger.set_state(sid, "discovered", "run stopped")
-    return SessionResult(
-        session_id=sid, outcome="not_started", reason="run stopped", attempts=attempts
-    )
+    return _not_started(ctx, sid, attempts, "run stopped")
+
+
+def _not_started(ctx: Context, sid: str, attempts: int | None, reason: str) -> SessionResult:
+    """Left `discovered` for the next run. The attempt counted for this try (`attempts`,
+    None when none was) is given back: a session the run never judged has not used one
+    of its `--max-attempts`."""
+    if attempts is None:
+        attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
+    else:
+        attempts = max(attempts - 1, 0)
+    ctx.ledger.set_state(sid, "discovered", reason, attempts=attempts)
+    return SessionResult(session_id=sid, outcome="not_started", reason=reason, attempts=attempts)
 
 
 def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
@@ -177,10 +187,7 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
             judge=judge,  # type: ignore[arg-type]
         ).cost_usd
     if not ctx.budget.reserve(estimate):
-        ctx.ledger.set_state(sid, "discovered", "cost cap reached")
-        return SessionResult(
-            session_id=sid, outcome="not_started", reason="cost cap reached", attempts=attempts
-        )
+        return _not_started(ctx, sid, attempts, "cost cap reached")
     try:
         card = attach_session(ctx.services.judge.judge(prepared), prepared)
     finally:

@@ -92,6 +92,10 @@ def test_max_cost_stops_starting_sessions_and_resume_finishes(projects, judge_en
         assert 5 <= capped.scored < 20 and capped.not_started == 20 - capped.scored
         assert capped.cost_usd <= cap
         assert all(f.reason == "cost cap reached" for f in capped.failures) and not capped.failed
+        # A session the cap kept from starting has not used one of its --max-attempts.
+        rows = Ledger(get_settings().store_path, capped.run_key).rows()
+        assert {r["attempts"] for r in rows if r["state"] == "discovered"} == {0}
+        assert {r["attempts"] for r in rows if r["state"] == "written"} == {1}
         rest = run_backfill(opts(root, concurrency=4))
     assert rest.run_key == capped.run_key  # the cap is not part of the run key: a resume
     assert rest.scored == 20 - capped.scored and rest.skipped == capped.scored
@@ -300,9 +304,11 @@ def test_a_stop_cancels_judge_requests_still_waiting_for_a_slot(projects, judge_
         assert (first.scored, first.not_started, first.failed) == (1, 19, 0)
         assert server.calls == 1 and took < 5  # no second call after the stop, no hang
         ledger = Ledger(get_settings().store_path, first.run_key)
-        states = ledger.states()
+        states, rows = ledger.states(), ledger.rows()
         ledger.close()
         assert sorted(states.values()).count("discovered") == 19
+        # The session whose request never went out got its attempt back, like the rest.
+        assert {r["attempts"] for r in rows if r["state"] == "discovered"} == {0}
         monkeypatch.setattr(pipeline, "prepare_ref", real)
         server.latency = 0.0
         again = run_backfill(opts(root, concurrency=1))
