@@ -12,9 +12,20 @@ ScorerError
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scorer.models import JudgeUsage
+
 
 class ScorerError(Exception):
     """Base class: anything the user can fix or should be told about in one line."""
+
+    spent: JudgeUsage | None = None
+    """What the judge's calls for this session had used before the error (billed even
+    though the session gets no card); set by the LLM judge, recorded by the backfill."""
+    spent_usd: float = 0.0
+    """`spent` in USD."""
 
 
 class ConfigError(ScorerError):

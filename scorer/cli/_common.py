@@ -144,6 +144,8 @@ def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
 
 def one_line(exc: BaseException) -> str:
     text = str(exc).strip() or exc.__class__.__name__
+    if isinstance(exc, ScorerError) and exc.spent_usd:  # the calls made before are billed
+        text += f" (judge calls made before this cost ${exc.spent_usd:.4f})"
     return " ".join(text.split())
 
 

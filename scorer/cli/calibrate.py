@@ -143,7 +143,8 @@ def _fill_and_report(labels: list, opts: FillOptions) -> None:
         done = fill(labels, opts, on_done=bar.advance)
     judged = done.scored + done.unscored
     if judged:
-        cost = f" (${done.cost_usd:.4f})" if opts.judge == "llm" else ""
+        spent = done.cost_usd - done.failed_cost_usd
+        cost = f" (${spent:.4f})" if opts.judge == "llm" else ""
         note(f"scored {plural(judged, 'session')} with the {opts.judge} judge{cost}")
     if done.reused:
         note(f"reused {plural(done.reused, opts.judge + ' scorecard')} already in the store")
@@ -158,6 +159,11 @@ def _fill_and_report(labels: list, opts: FillOptions) -> None:
         err.print(f"[red]failed[/] {sid}: {reason}", highlight=False)
     if len(done.failed) > 5:
         err.print(f"... and {len(done.failed) - 5} more failed")
+    if done.failed_cost_usd:
+        note(
+            f"judge calls made before {plural(len(done.failed), 'session')} failed "
+            f"cost ${done.failed_cost_usd:.4f}"
+        )
 
 
 def main() -> None:

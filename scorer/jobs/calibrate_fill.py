@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scorer.calibrate import Label
-from scorer.errors import CredentialsError
+from scorer.errors import CredentialsError, ScorerError
 from scorer.jobs.run_state import Budget
 
 OnDone = Callable[[float], None]
@@ -43,11 +43,16 @@ class FillResult:
     """`(session_id, reason)` of sessions that could not be scored now."""
     unscored: int = 0
     cost_usd: float = 0.0
+    """Everything the judge calls cost, failed sessions' calls included."""
+    failed_cost_usd: float = 0.0
+    """The part of `cost_usd` spent on sessions that then failed."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add_cost(self, usd: float) -> None:
+    def add_cost(self, usd: float, *, failed: bool = False) -> None:
         with self._lock:
             self.cost_usd = round(self.cost_usd + usd, 6)
+            if failed:
+                self.failed_cost_usd = round(self.failed_cost_usd + usd, 6)
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,10 @@ def _score_one(
             return
         try:
             card = judge.judge(prepared)
+        except ScorerError as exc:  # failed after some calls: they are billed all the same
+            budget.settle(0.0, exc.spent_usd)
+            result.add_cost(exc.spent_usd, failed=True)
+            raise
         finally:
             budget.settle(estimate, 0.0)
         budget.settle(0.0, card.cost_usd)

@@ -10,7 +10,9 @@ card again, without judging it again.
 
 from __future__ import annotations
 
-from scorer.errors import CredentialsError, RunStopped
+from typing import TypedDict
+
+from scorer.errors import CredentialsError, RunStopped, ScorerError
 from scorer.jobs.discovery import SessionRef
 from scorer.jobs.estimate import estimate_prepared
 from scorer.jobs.run_state import (
@@ -71,20 +73,45 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
     except CredentialsError:
         ctx.stop.set()  # every other session would fail the same way
         raise
-    except RunStopped:  # its judge request was still waiting to go out when the run stopped
-        return _stopped(ctx, sid, attempts)
+    except RunStopped as exc:  # a judge request was still waiting to go out at the stop
+        return _not_started(ctx, sid, attempts, "run stopped", spent=_spent(exc))
     except Exception as exc:  # one session never stops the batch
         attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
         reason = failure_reason(exc)
+        spent = _spent(exc)
         if is_verdict(exc):  # too long even after re-chunking: final, like unscored
-            ctx.ledger.set_state(sid, "unscored", reason)
+            ctx.ledger.set_state(sid, "unscored", reason, **spent)
             return SessionResult(
-                session_id=sid, outcome="unscored", reason=reason, attempts=attempts
+                session_id=sid, outcome="unscored", reason=reason, attempts=attempts, **spent
             )
         current = (ctx.ledger.get(sid) or {}).get("state")
         # A stored card that failed to push stays `stored`: the next run pushes it.
-        ctx.ledger.set_state(sid, "stored" if current == "stored" else "failed", reason)
-        return SessionResult(session_id=sid, outcome="failed", reason=reason, attempts=attempts)
+        if current == "stored":
+            ctx.ledger.set_state(sid, "stored", reason)
+            return SessionResult(session_id=sid, outcome="failed", reason=reason, attempts=attempts)
+        ctx.ledger.set_state(sid, "failed", reason, **spent)
+        return SessionResult(
+            session_id=sid, outcome="failed", reason=reason, attempts=attempts, **spent
+        )
+
+
+class Spent(TypedDict, total=False):
+    """What a session's judge calls cost before it failed or stopped (ledger columns)."""
+
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+def _spent(exc: BaseException) -> Spent:
+    """The judge calls' usage carried by a `ScorerError` (nothing for other errors)."""
+    if not isinstance(exc, ScorerError) or exc.spent is None or not exc.spent.requests:
+        return {}
+    return {
+        "input_tokens": exc.spent.input_tokens,
+        "output_tokens": exc.spent.output_tokens,
+        "cost_usd": exc.spent_usd,
+    }
 
 
 def resume_write(ctx: Context, ref: SessionRef, state: str) -> SessionResult | None:
@@ -142,21 +169,21 @@ def _after_publish(ctx: Context, done: Published, result: SessionResult) -> Sess
     return result
 
 
-def _stopped(ctx: Context, sid: str, attempts: int | None) -> SessionResult:
-    """Not judged because the run stopped: left `discovered` for the next run."""
-    return _not_started(ctx, sid, attempts, "run stopped")
-
-
-def _not_started(ctx: Context, sid: str, attempts: int | None, reason: str) -> SessionResult:
+def _not_started(
+    ctx: Context, sid: str, attempts: int | None, reason: str, spent: Spent | None = None
+) -> SessionResult:
     """Left `discovered` for the next run. The attempt counted for this try (`attempts`,
     None when none was) is given back: a session the run never judged has not used one
-    of its `--max-attempts`."""
+    of its `--max-attempts`. Calls it made before the stop (`spent`) are still billed."""
     if attempts is None:
         attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
     else:
         attempts = max(attempts - 1, 0)
-    ctx.ledger.set_state(sid, "discovered", reason, attempts=attempts)
-    return SessionResult(session_id=sid, outcome="not_started", reason=reason, attempts=attempts)
+    spent = spent or {}
+    ctx.ledger.set_state(sid, "discovered", reason, attempts=attempts, **spent)
+    return SessionResult(
+        session_id=sid, outcome="not_started", reason=reason, attempts=attempts, **spent
+    )
 
 
 def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
@@ -172,7 +199,7 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     sid = ref.session_id
     prepared = prepare_ref(ctx, ref)
     if ctx.stop.is_set():  # stopped (Ctrl-C) while this look-ahead session was prepared
-        return _stopped(ctx, sid, attempts)
+        return _not_started(ctx, sid, attempts, "run stopped")
     ctx.ledger.set_state(sid, "fetched")
     # Counting tokens holds the GIL; only pay for it when a cap needs the estimate.
     needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None
@@ -190,6 +217,9 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
         return _not_started(ctx, sid, attempts, "cost cap reached")
     try:
         card = attach_session(ctx.services.judge.judge(prepared), prepared)
+    except ScorerError as exc:  # stopped or failed after some calls: they count to the cap
+        ctx.budget.settle(0.0, exc.spent_usd)
+        raise
     finally:
         ctx.budget.settle(estimate, 0.0)
     ctx.budget.settle(0.0, card.cost_usd)

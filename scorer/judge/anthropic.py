@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from scorer._version import package_version
-from scorer.errors import ConfigError, JudgeError
+from scorer.errors import ConfigError, JudgeError, ScorerError
 from scorer.judge import prompts as P
 from scorer.judge.calls import CallSettler
 from scorer.judge.catalog import (
@@ -180,7 +180,7 @@ class AnthropicJudge:
                 card = self._judge_prepared(prepared)
                 break
             except ContextWindowExceeded as exc:
-                spent = spent.add(getattr(exc, "spent", JudgeUsage()))
+                spent = spent.add(exc.spent or JudgeUsage())
                 if attempt < RECHUNK_ATTEMPTS:
                     prepared = rechunk(prepared, exc)
                     continue
@@ -190,6 +190,10 @@ class AnthropicJudge:
                     session.session_id, session.source.value, prepared.chunks, spent, meta,
                     unscored=too_long,
                 )  # fmt: skip
+            except ScorerError as exc:  # stopped or failed: what was spent is still billed
+                exc.spent = spent.add(exc.spent or JudgeUsage())
+                exc.spent_usd = self.pricing.cost_usd(exc.spent, self.model)
+                raise
         if not spent.requests:
             return card
         usage = card.usage.add(spent)
@@ -234,13 +238,14 @@ class AnthropicJudge:
         meta: dict[str, Any] = {"cost_estimated": self.pricing.is_estimated(self.model)}
         try:
             reply = self._run(header, chunks, tally, meta)
-        except ContextWindowExceeded as e:
-            e.spent = tally.usage  # type: ignore[attr-defined]  # judge() bills it
-            raise
         except Unscored as e:
             return self.make_card(
                 session_id, source, chunks, tally.usage, meta, unscored=e, calls=tally
             )
+        except ScorerError as e:  # a re-chunk, a stop or a failure: judge() bills the calls
+            e.spent = tally.usage
+            e.spent_usd = self.pricing.cost_usd(tally.usage, self.model)
+            raise
         return self.make_card(
             session_id, source, chunks, tally.usage, meta, reply=reply, calls=tally
         )

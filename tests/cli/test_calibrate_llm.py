@@ -79,3 +79,19 @@ def test_cost_bar_draws_on_a_terminal_and_stays_silent_otherwise(capsys):
     with CostBar(2, "llm judge", enabled=False) as bar:
         bar.advance(0.5)
     assert capsys.readouterr().err == ""
+
+
+def test_sessions_that_fail_after_their_notes_calls_still_count_their_cost(bench, monkeypatch):
+    from tests.jobs.test_backfill_inflight import FinalCallsFail
+
+    with FinalCallsFail() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("SCORER_CHUNK_BUDGET", "9000")  # chunked: notes calls, then a final
+        get_settings.cache_clear()
+        result = calibrate(bench, "--concurrency", "2")
+    assert result.exit_code == 0, result.stderr
+    assert server.input_tokens > 0 and "scored" not in result.stderr
+    assert result.stderr.count("failed ") >= N
+    spent = result.stderr.split(f"judge calls made before {N} sessions failed cost $")[1]
+    assert float(spent.split()[0]) > 0

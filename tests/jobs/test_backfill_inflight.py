@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,10 +21,12 @@ import httpx2
 import pytest
 
 from scorer.jobs.backfill import BackfillOptions, pool_size, run_backfill
+from scorer.jobs.ledger import Ledger
 from scorer.jobs.ratelimit import RateLimiter, StopSignal, limited_httpx2_client
 from scorer.prepare import prepare
 from scorer.settings import get_settings
 from scorer.sources.claude_code import ClaudeCodeSource
+from tests.fakes.anthropic import error_response
 from tests.jobs.helpers import FakeJudgeServer, transcript_lines
 
 BUDGET = 2_500
@@ -213,3 +216,78 @@ def test_waiting_requests_get_permits_notes_first_then_in_arrival_order():
         t.join(5)
     assert order == ["notes-c", "notes-e", "final-a", "final-b", "final-d"]
     assert limiter.peak_in_flight == 1
+
+
+class FinalCallsFail(FakeJudgeServer):
+    """Chunk-notes calls succeed; every final scoring call answers 500."""
+
+    def handle_post(self, path: str, body: dict) -> tuple[int, Any, dict]:
+        schema = json.dumps(body.get("output_config", {}))
+        if path.endswith("/v1/messages") and '"progress"' not in schema:
+            with self._lock:
+                self.calls += 1
+            return 500, json.loads(error_response(500).content), {}
+        return super().handle_post(path, body)
+
+
+def llm_opts(root: Path, **kw: Any) -> BackfillOptions:
+    return BackfillOptions(source="claude-code", projects_root=root, judge="llm", **kw)
+
+
+def use_server(monkeypatch, server: FakeJudgeServer) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    get_settings.cache_clear()
+
+
+def ledger_rows(run_key: str) -> list[dict[str, Any]]:
+    ledger = Ledger(get_settings().store_path, run_key)
+    try:
+        return ledger.rows()
+    finally:
+        ledger.close()
+
+
+def test_a_session_that_fails_after_its_notes_calls_still_bills_them(chunked, monkeypatch):
+    root, _ = chunked
+    with FinalCallsFail() as server:
+        use_server(monkeypatch, server)
+        summary = run_backfill(llm_opts(root, concurrency=2))
+    assert (summary.scored, summary.failed) == (0, 6)
+    rows = ledger_rows(summary.run_key)
+    assert {r["state"] for r in rows} == {"failed"}
+    assert all(r["cost_usd"] > 0 and r["input_tokens"] > 0 for r in rows)
+    # Every notes call the fake answered is billed, in the ledger and in the summary.
+    assert summary.input_tokens == server.input_tokens == sum(r["input_tokens"] for r in rows)
+    assert summary.cost_usd == pytest.approx(sum(r["cost_usd"] for r in rows))
+    assert {f.cost_usd > 0 for f in summary.failures} == {True}
+
+
+def test_a_session_stopped_between_its_calls_bills_the_calls_it_made(chunked, monkeypatch):
+    from scorer.jobs import pipeline
+
+    root, _ = chunked
+    real, contexts = pipeline.prepare_ref, []
+
+    def remember(ctx, ref):
+        contexts.append(ctx)
+        return real(ctx, ref)
+
+    monkeypatch.setattr(pipeline, "prepare_ref", remember)
+    with FakeJudgeServer(latency=0.4) as server:
+        use_server(monkeypatch, server)
+
+        def stop_during_the_first_call() -> None:
+            while server.calls < 1:
+                time.sleep(0.01)
+            time.sleep(0.1)  # the session's next notes call now waits for the one slot
+            contexts[0].stop.set()
+
+        threading.Thread(target=stop_during_the_first_call, daemon=True).start()
+        summary = run_backfill(llm_opts(root, concurrency=1))
+    assert server.calls == 1 and (summary.scored, summary.not_started) == (0, 6)
+    rows = ledger_rows(summary.run_key)
+    assert {(r["state"], r["attempts"]) for r in rows} == {("discovered", 0)}
+    [billed] = [r for r in rows if r["cost_usd"] > 0]
+    assert billed["input_tokens"] == server.input_tokens == summary.input_tokens > 0
+    assert summary.cost_usd == pytest.approx(billed["cost_usd"])
