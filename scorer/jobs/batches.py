@@ -49,6 +49,7 @@ from scorer.jobs.batch_requests import (
 from scorer.jobs.discovery import SessionRef
 from scorer.jobs.estimate import estimate_prepared
 from scorer.jobs.pipeline import (
+    Spent,
     already_scored,
     push_pending,
     push_stored,
@@ -362,9 +363,11 @@ class BatchRun:
             return self._write(p, self._card(p, unscored=e))
         except Exception as exc:  # one session never stops the run
             current = (self.ctx.ledger.get(p.sid) or {}).get("state")
+            if current != "stored":
+                return self._fail(p.sid, failure_reason(exc), p.attempts)
+            # A stored card that failed to push stays `stored`: the next run pushes it.
             reason = failure_reason(exc)
-            self.ctx.ledger.set_state(p.sid, "stored" if current == "stored" else "failed", reason)
-            self.ctx.budget.settle(p.estimate, 0.0)
+            self.ctx.ledger.set_state(p.sid, "stored", reason)
             return SessionResult(
                 session_id=p.sid, outcome="failed", reason=reason, attempts=p.attempts
             )
@@ -402,14 +405,21 @@ class BatchRun:
         except anthropic.APIError as e:
             raise self.judge.api_failure(e) from e
 
+    def _cost(self, p: Pending) -> float:
+        """USD of the session's calls so far: batched at the batch price, repairs not."""
+        pricing, model = self.judge.pricing, self.judge.model
+        return round(
+            pricing.cost_usd(p.batched.usage, model, batch=True)
+            + pricing.cost_usd(p.direct.usage, model),
+            6,
+        )
+
     def _card(
         self, p: Pending, *, reply: Any = None, unscored: Unscored | None = None
     ) -> Scorecard:
         pricing, model = self.judge.pricing, self.judge.model
         batched, direct = p.batched.usage, p.direct.usage
-        cost = round(
-            pricing.cost_usd(batched, model, batch=True) + pricing.cost_usd(direct, model), 6
-        )
+        cost = self._cost(p)
         meta: dict[str, Any] = {
             "cost_estimated": pricing.is_estimated(model),
             "prompt_tokens": p.prompt_tokens,
@@ -454,10 +464,23 @@ class BatchRun:
         return write_card(ctx, card, p.attempts)
 
     def _fail(self, sid: str, reason: str, attempts: int) -> SessionResult:
-        self.ctx.ledger.set_state(sid, "failed", reason)
-        if sid in self.pending:
-            self.ctx.budget.settle(self.pending[sid].estimate, 0.0)
-        return SessionResult(session_id=sid, outcome="failed", reason=reason, attempts=attempts)
+        """`failed`, with what its calls so far were billed (a chunked session's notes
+        whose final request then errored, say) in the ledger, the summary and the cap."""
+        spent: Spent = {}
+        p = self.pending.get(sid)
+        if p is not None:
+            usage = p.batched.usage.add(p.direct.usage)
+            if usage.requests:
+                spent = {
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "cost_usd": self._cost(p),
+                }
+            self.ctx.budget.settle(p.estimate, spent.get("cost_usd", 0.0))
+        self.ctx.ledger.set_state(sid, "failed", reason, **spent)
+        return SessionResult(
+            session_id=sid, outcome="failed", reason=reason, attempts=attempts, **spent
+        )
 
 
 def run_batches(

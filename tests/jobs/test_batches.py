@@ -39,7 +39,8 @@ class ScriptedBatches(FakeJudgeServer):
     """The fake server, with chosen batch results per custom_id prefix.
 
     `script` maps a session hash to "errored", "expired", "invalid" (unparseable reply
-    text), and `direct_invalid` makes direct (repair) calls answer garbage too.
+    text) or "final errored" (only its final request after the notes), and
+    `direct_invalid` makes direct (repair) calls answer garbage too.
     """
 
     def __init__(self, script: dict[str, str], direct_invalid: bool = False, **kw) -> None:
@@ -60,6 +61,8 @@ class ScriptedBatches(FakeJudgeServer):
         lines = []
         for r in self.batches[parts[-2]]["requests"]:
             what = self.script.get(r["custom_id"].split("-")[1])
+            if what == "final errored":
+                what = "errored" if r["custom_id"].startswith("f-") else None
             result = {"type": "succeeded", "message": self.reply_for(r["params"])}
             if what == "errored":
                 error = {"type": "overloaded_error", "message": "try later"}
@@ -187,6 +190,28 @@ def test_chunked_sessions_get_a_second_batch_of_final_requests(tmp_path, judge_e
     )
     assert "<chunk_notes>" in final_body["messages"][0]["content"]
     assert set(score_counts(get_settings().store_path).values()) == {7}
+
+
+def test_a_final_request_that_errors_after_the_notes_bills_the_notes(
+    tmp_path, judge_env, monkeypatch
+):
+    monkeypatch.setenv("SCORER_CHUNK_BUDGET", "1500")
+    root = tmp_path / "projects"
+    failing, fine = long_projects(root, 2)
+    with ScriptedBatches({session_hash(failing): "final errored"}) as server:
+        judge_env(server)
+        summary = run_backfill(opts(root))
+    assert (summary.scored, summary.failed) == (1, 1)
+    [failed] = summary.failures
+    row = Ledger(get_settings().store_path, summary.run_key).get(failing)
+    notes = [r for b in server.batches.values() for r in b["requests"]
+             if r["custom_id"].startswith(f"n-{session_hash(failing)}-")]  # fmt: skip
+    assert len(notes) > 1 and row["state"] == "failed"
+    assert row["input_tokens"] == failed.input_tokens > 0
+    assert row["cost_usd"] == failed.cost_usd > 0
+    card = ScoreStore().latest(fine, judge="llm", model=MODEL)
+    assert summary.cost_usd == pytest.approx(card.cost_usd + failed.cost_usd)
+    assert summary.input_tokens == card.usage.input_tokens + failed.input_tokens
 
 
 def test_errored_expired_invalid_results(tmp_path, judge_env):
