@@ -14,11 +14,13 @@ calls (two chunk notes, one final), all of which should share the K slots, so a 
 below 1 means more than K calls were in flight. The most calls the fake held at once is
 checked against K (the issue's "one global limit ... equals --concurrency"). Also
 printed: the run's own `wall_seconds` (after start-up) and, measured in the same run,
-the floor: the same command on an empty projects root, which pays the whole fixed
-start-up (interpreter, CLI imports, the Anthropic SDK import, store and ledger) and
-judges nothing. `(wall − floor) ÷ ideal` is printed beside each ratio: how close the
-scheduling itself comes to the ideal once the process is up. With `--repeats R` each case
-runs R times and the median ratio is reported (the machine is shared; default 1).
+the floor: the same command on one session with an instant judge, which pays the whole
+fixed start-up (interpreter, CLI imports, the Anthropic SDK import, store and ledger)
+and judges that one session with no latency (not an empty projects root: a run with
+nothing to judge never imports the SDK). `(wall − floor) ÷ ideal` is printed beside each
+ratio: how close the scheduling itself comes to the ideal once the process is up. With
+`--repeats R` each case runs R times and the median ratio is reported (the machine is
+shared; default 1).
 
 Goals (issue 13): ≤ 1.25× at K = 1, 4, 16 with 1 s latency (2-chunk sessions
 included); ≤ 1.5× at K = 16 with 0.2 s. `--quick` uses N = 16 and skips K = 1 at 1 s
@@ -113,9 +115,9 @@ def main() -> None:
         roots = {"1-chunk": Path(tmp) / "one", "2-chunk": Path(tmp) / "two"}
         make_sessions(roots["1-chunk"], data / ONE_CHUNK, n)
         make_sessions(roots["2-chunk"], data / TWO_CHUNK, n)
-        make_sessions(Path(tmp) / "empty", data / ONE_CHUNK, 0)
-        floor = run_once(srv, Path(tmp) / "empty", 1, 0.0, None)["wall"]
-        print(f"  floor: score-backfill on an empty projects root {floor:.2f}s", flush=True)
+        make_sessions(Path(tmp) / "single", data / ONE_CHUNK, 1)
+        floor = run_once(srv, Path(tmp) / "single", 1, 0.0, None)["wall"]
+        print(f"  floor: score-backfill of one session, instant judge {floor:.2f}s", flush=True)
         for kind, k, latency, goal in cases(args.quick):
             budget = TWO_CHUNK_BUDGET if kind == "2-chunk" else None
             runs = [run_once(srv, roots[kind], k, latency, budget) for _ in range(args.repeats)]

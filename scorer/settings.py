@@ -10,7 +10,7 @@ import platformdirs
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from scorer.errors import ConfigError
+from scorer.errors import ConfigError, CredentialsError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -79,6 +79,15 @@ class Settings(BaseSettings):
     def anthropic_configured(self) -> bool:
         """An API key or an auth token is set."""
         return bool(self.anthropic_api_key or self.anthropic_auth_token)
+
+    def require_anthropic(self, hint: str = "to use the Sonnet judge") -> None:
+        """Raise `CredentialsError` unless `anthropic_configured` (no SDK import needed).
+
+        Args:
+            hint: Ends the message ("export it <hint>").
+        """
+        if not self.anthropic_configured:
+            raise CredentialsError(f"ANTHROPIC_API_KEY is not set: export it {hint}")
 
     @field_validator("anthropic_base_url", "langfuse_base_url")
     @classmethod

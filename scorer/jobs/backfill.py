@@ -82,7 +82,7 @@ from scorer.jobs.run_state import (
     Tracker,
 )
 from scorer.jobs.selection import select
-from scorer.judge.base import make_judge
+from scorer.judge.base import Judge, LazyJudge, make_judge
 from scorer.models import Session
 from scorer.sinks.base import ScoreSink
 
@@ -105,9 +105,14 @@ __all__ = [
 ]
 
 
+HINT = "or use --judge heuristic"
+"""Ends the missing-key message of a backfill."""
+
+
 def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) -> Services:
     """The real services from the environment, each API behind its shared limiter."""
     from scorer.jobs.ratelimit import limited_httpx_client
+    from scorer.settings import get_settings
     from scorer.sinks.store import ScoreStore
 
     # One global cap on judge requests in flight: chunk-notes map calls and final calls
@@ -126,7 +131,7 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
         lf = make_client(httpx_client=limited_httpx_client(limiters["langfuse"], timeout=30))
     client = None
-    if opts.judge == "llm" and not opts.dry_run:
+    if opts.judge == "llm" and not opts.dry_run and opts.batch_api:
         client = _anthropic_client(limiters["anthropic"])
 
     def load(ref: SessionRef) -> Session:
@@ -138,10 +143,20 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
         return ClaudeCodeSource(Path(ref.origin or "")).load()
 
-    judge = make_judge(
-        opts.judge, model=model, client=client, effort=opts.effort,
-        fallback_model=opts.fallback_model,
-    )  # fmt: skip
+    direct = opts.judge == "llm" and not opts.dry_run and not opts.batch_api
+
+    def build_judge() -> Judge:
+        return make_judge(
+            opts.judge, model=model, effort=opts.effort, fallback_model=opts.fallback_model,
+            client=_anthropic_client(limiters["anthropic"]) if direct else client,
+        )  # fmt: skip
+
+    judge: Judge
+    if direct:  # built (SDK import and all) only when a session is judged
+        get_settings().require_anthropic(HINT)  # a missing key still fails before discovery
+        judge = LazyJudge("llm", build_judge)
+    else:
+        judge = build_judge()
     sinks: list[ScoreSink] = []
     if opts.should_push:  # the Langfuse SDK costs 0.25 s to import: only when used
         from scorer.sinks.langfuse import LangfuseSink
@@ -171,9 +186,7 @@ def _anthropic_client(limiter: RateLimiter) -> Any:
     from scorer.jobs.ratelimit import limited_httpx2_client
     from scorer.judge.anthropic import make_client
 
-    return make_client(
-        http_client=limited_httpx2_client(limiter, timeout=600), hint="or use --judge heuristic"
-    )
+    return make_client(http_client=limited_httpx2_client(limiter, timeout=600), hint=HINT)
 
 
 def discover(
@@ -293,6 +306,7 @@ def _run(
         services.limiters["anthropic"].watch(ctx.stop)  # a stopped run sends no more calls
     if not opts.dry_run:
         ledger.add((r.session_id, r.origin) for r in refs)
+        _build_judge_if_needed(services, ledger, refs)
     try:
         results = _run_pool(ctx, refs, progress)
     finally:
@@ -314,6 +328,19 @@ def _run(
             _escalate(ctx, results, summary)
     summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
     return summary
+
+
+def _build_judge_if_needed(services: Services, ledger: Ledger, refs: list[SessionRef]) -> None:
+    """Build a lazy judge now, before the workers start, when a session may need it.
+
+    The SDK import then runs alone, not against every worker's prep (that cost a K = 16
+    run 0.2 s before its first call). A run whose sessions are all done never builds it.
+    """
+    if not isinstance(services.judge, LazyJudge):
+        return
+    states = ledger.states()
+    if any(states.get(r.session_id) not in DONE_STATES for r in refs):
+        services.judge.build()
 
 
 def _with_unfinished(

@@ -7,6 +7,8 @@ Two judges implement it: `AnthropicJudge` (Sonnet, structured output) and
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
@@ -65,3 +67,39 @@ def make_judge(
     return AnthropicJudge(
         client, model=model, rubric=rubric, effort=effort, fallback_model=fallback_model
     )
+
+
+class LazyJudge:
+    """A judge built the first time it is used, under a lock (threads may race to it).
+
+    Building the LLM judge imports the Anthropic SDK (0.65 s). A backfill with nothing
+    left to judge (an empty window, every session already scored) never uses its judge,
+    so it never pays for that. Any attribute besides `kind` and `judge` is the built
+    judge's (its `model`, `client`, `scoring_request` ...).
+
+    Args:
+        kind: The built judge's `kind`, known without building it.
+        build: Makes the judge (called at most once).
+    """
+
+    def __init__(self, kind: str, build: Callable[[], Judge]) -> None:
+        self.kind = kind
+        self._build: Callable[[], Judge] | None = build
+        self._built: Judge | None = None
+        self._lock = threading.Lock()
+
+    def build(self) -> Judge:
+        """The judge, built now if it was not yet (a failed build is tried again)."""
+        with self._lock:
+            if self._built is None:
+                assert self._build is not None
+                self._built, self._build = self._build(), None
+            return self._built
+
+    def judge(self, prepared: Prepared) -> Scorecard:
+        return self.build().judge(prepared)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # not the built judge's internals, and no recursion
+            raise AttributeError(name)
+        return getattr(self.build(), name)

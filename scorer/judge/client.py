@@ -57,8 +57,7 @@ def make_client(
         hint: Ends the missing-credentials message.
     """
     settings = get_settings()
-    if not settings.anthropic_configured:
-        raise CredentialsError(f"ANTHROPIC_API_KEY is not set: export it {hint}")
+    settings.require_anthropic(hint)
     return anthropic.Anthropic(
         api_key=settings.anthropic_api_key,
         auth_token=settings.anthropic_auth_token,

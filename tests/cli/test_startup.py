@@ -101,3 +101,35 @@ def test_encoding_is_built_once_per_process(monkeypatch):
         assert len(calls) == 1
     finally:
         tokens.forget_encoding()
+
+
+def test_llm_backfill_with_nothing_to_judge_never_imports_anthropic(tmp_path, monkeypatch):
+    """The LLM judge (and the SDK's 0.65 s import) is built when a session is judged."""
+    (tmp_path / "projects").mkdir()
+    monkeypatch.setenv("SCORER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # never called
+    summary, modules = run_then_list_modules(
+        "from scorer.cli.backfill import main",
+        *("--projects-root", str(tmp_path / "projects"), "--judge", "llm"),
+        *("--json", "--no-progress", "--from", "2000-01-01"),
+    )
+    assert summary["selected"] == 0
+    assert "anthropic" not in modules and "scorer.judge.anthropic" not in modules
+
+
+def test_llm_backfill_without_a_key_fails_before_discovery(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from scorer.cli.main import app
+    from scorer.settings import get_settings
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    get_settings.cache_clear()
+    missing = tmp_path / "no-such-root"  # discovery would fail on it: it never runs
+    result = CliRunner().invoke(
+        app, ["backfill", "--projects-root", str(missing), "--judge", "llm", "--json"]
+    )
+    assert result.exit_code != 0
+    assert "ANTHROPIC_API_KEY is not set: export it or use --judge heuristic" in result.stderr
