@@ -86,7 +86,7 @@ def run_once(
         "wall": wall,
         "run_wall": summary["wall_seconds"],
         "ideal": ideal,
-        "ratio": wall / ideal,
+        "ratio": wall / ideal if ideal else float("nan"),
         "scored": summary["scored"],
         "calls": server.calls,
         "count_tokens": server.count_tokens_calls,
