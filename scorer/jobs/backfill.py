@@ -252,12 +252,15 @@ def run_backfill(
 
     began = time.monotonic()
     model = opts.model or get_settings().model
+    own = services is None
     services = services or default_services(opts, model=model)
     try:
         summary = _run(opts, services, model, store_path, progress, now)
     finally:
         if services.prep is not None:
             services.prep.close()
+        if own:  # ours to close: SQLite folds its WAL back into the store file
+            services.store.close()
     summary.wall_seconds = round(time.monotonic() - began, 3)
     return summary
 
@@ -286,48 +289,48 @@ def _run(
         notes=found.notes(),
     )
     ledger = Ledger(store_path or get_settings().store_path, key, key_params)
-    refs = _with_unfinished(
-        select(
+    try:  # every thread's ledger connection is closed when the run is done with it
+        refs = _with_unfinished(
+            select(
+                found.sessions,
+                shard=opts.shard,
+                sample=opts.sample,
+                fraction=opts.fraction,
+                seed=opts.seed,
+                limit=opts.limit,
+            ),
             found.sessions,
-            shard=opts.shard,
-            sample=opts.sample,
-            fraction=opts.fraction,
-            seed=opts.seed,
-            limit=opts.limit,
-        ),
-        found.sessions,
-        ledger,
-        opts.dry_run,
-    )
-    summary.selected = len(refs)
-    _start_prep_pool(services, refs)
-    ctx = Context(opts, services, ledger, Budget(opts.max_cost), model, rubric_version)
-    if "anthropic" in services.limiters and not opts.batch_api:
-        services.limiters["anthropic"].watch(ctx.stop)  # a stopped run sends no more calls
-    if not opts.dry_run:
-        ledger.add((r.session_id, r.origin) for r in refs)
-        _build_judge_if_needed(services, ledger, refs)
-    try:
+            ledger,
+            opts.dry_run,
+        )
+        summary.selected = len(refs)
+        _start_prep_pool(services, refs)
+        ctx = Context(opts, services, ledger, Budget(opts.max_cost), model, rubric_version)
+        if "anthropic" in services.limiters and not opts.batch_api:
+            services.limiters["anthropic"].watch(ctx.stop)  # a stopped run sends no more calls
+        if not opts.dry_run:
+            ledger.add((r.session_id, r.origin) for r in refs)
+            _build_judge_if_needed(services, ledger, refs)
         results = _run_pool(ctx, refs, progress)
+        for result in results:
+            summary.add(result)
+        if opts.dry_run:
+            summary.estimated_input_tokens = summary.input_tokens
+            summary.estimated_output_tokens = summary.output_tokens
+            summary.estimated_cost_usd = summary.cost_usd
+            summary.input_tokens = summary.output_tokens = 0
+            summary.cost_usd = 0.0
+        else:
+            if opts.should_push and services.sinks:
+                from scorer.jobs.verification import verify_sample
+
+                verify_sample(ctx, results, summary)
+            if opts.escalate_below is not None or opts.calibration_sample:
+                _escalate(ctx, results, summary)
+        summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
+        return summary
     finally:
         ledger.close()
-    for result in results:
-        summary.add(result)
-    if opts.dry_run:
-        summary.estimated_input_tokens = summary.input_tokens
-        summary.estimated_output_tokens = summary.output_tokens
-        summary.estimated_cost_usd = summary.cost_usd
-        summary.input_tokens = summary.output_tokens = 0
-        summary.cost_usd = 0.0
-    else:
-        if opts.should_push and services.sinks:
-            from scorer.jobs.verification import verify_sample
-
-            verify_sample(ctx, results, summary)
-        if opts.escalate_below is not None or opts.calibration_sample:
-            _escalate(ctx, results, summary)
-    summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
-    return summary
 
 
 def _build_judge_if_needed(services: Services, ledger: Ledger, refs: list[SessionRef]) -> None:

@@ -85,7 +85,8 @@ def run_calibration(
     """Agreement of every stored judge group with the labels (optionally filtered)."""
     from scorer.sinks.store import ScoreStore
 
-    cards = ScoreStore().scorecards(judge=None if judge == "all" else judge, model=model)
+    with ScoreStore() as store:
+        cards = store.scorecards(judge=None if judge == "all" else judge, model=model)
     cards = [c for c in cards if since is None or c.created_at >= since]
     return calibrate(_only_labelled(cards, labels), labels, n_boot=n_boot)
 

@@ -95,6 +95,11 @@ class Ledger:
         self.key = key
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        """Every thread's connection, so `close` can close them all (and SQLite can fold
+        its WAL back into the file): a connection left to the collector stays open at
+        exit, which the CLI skips (`freeze_at_exit`)."""
+        self._conns_lock = threading.Lock()
         # Writers of this process, the score store's included, queue on one Python lock
         # per file (handed over at once) rather than on SQLite's busy handler.
         self._write_lock = write_lock(self.path)
@@ -109,11 +114,16 @@ class Ledger:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            # Used by its own thread only; `close` may close it from another.
+            conn = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.row_factory = sqlite3.Row
             self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
         return conn
 
     def _tx(self) -> _Tx:
@@ -254,10 +264,12 @@ class Ledger:
             )
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        """Close every thread's connection (call it when the run's threads are done)."""
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
             conn.close()
-            self._local.conn = None
+        self._local = threading.local()
 
 
 class _Tx:

@@ -24,8 +24,11 @@ importlib.import_module(module).main()
 """
 
 
-def run(module: str, *argv: str, home) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGFUSE_", "ANTHROPIC_"))}
+def run(
+    module: str, *argv: str, home, keep_anthropic: bool = False
+) -> subprocess.CompletedProcess[str]:
+    dropped = ("LANGFUSE_",) if keep_anthropic else ("LANGFUSE_", "ANTHROPIC_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env["SCORER_HOME"] = str(home)
     return subprocess.run(
         [sys.executable, "-c", PROBE, module, *argv],
@@ -67,3 +70,32 @@ def test_a_failing_command_still_exits_cleanly_with_its_error(tmp_path):
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert frozen(proc) > 1000
+
+
+@pytest.mark.parametrize("judge", ["heuristic", "llm"])
+def test_a_backfill_leaves_its_results_in_the_store_file_itself(judge, tmp_path, monkeypatch):
+    """Every SQLite connection is closed before exit (none is left to the collector the
+    exit skips), so SQLite folds its WAL back in: the store file alone holds the run."""
+    from tests.fakes.anthropic import FakeJudgeServer
+    from tests.jobs.helpers import make_projects
+
+    ids = make_projects(tmp_path / "projects", 3)
+    with FakeJudgeServer() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        proc = run(
+            "scorer.cli.backfill",
+            *("--projects-root", str(tmp_path / "projects"), "--judge", judge),
+            *("--concurrency", "4", "--json", "--no-progress", "--from", "2000-01-01"),
+            home=tmp_path / "home",
+            keep_anthropic=True,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["scored"] == 3
+    assert sorted(p.name for p in (tmp_path / "home").iterdir()) == ["scores.sqlite3"]
+    alone = tmp_path / "copy.sqlite3"  # what a user who copies the store file gets
+    alone.write_bytes((tmp_path / "home" / "scores.sqlite3").read_bytes())
+    with sqlite3.connect(alone) as db:
+        stored = {r[0] for r in db.execute("SELECT session_id FROM runs")}
+        states = {r[0] for r in db.execute("SELECT state FROM backfill_sessions")}
+    assert stored == set(ids) and states == {"written"}
