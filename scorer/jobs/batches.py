@@ -54,6 +54,7 @@ from scorer.jobs.pipeline import (
     push_pending,
     push_stored,
     resume_write,
+    spent_columns,
     write_card,
 )
 from scorer.jobs.run_state import (
@@ -469,13 +470,7 @@ class BatchRun:
         spent: Spent = {}
         p = self.pending.get(sid)
         if p is not None:
-            usage = p.batched.usage.add(p.direct.usage)
-            if usage.requests:
-                spent = {
-                    "input_tokens": usage.input_tokens,
-                    "output_tokens": usage.output_tokens,
-                    "cost_usd": self._cost(p),
-                }
+            spent = spent_columns(p.batched.usage.add(p.direct.usage), self._cost(p))
             self.ctx.budget.settle(p.estimate, spent.get("cost_usd", 0.0))
         self.ctx.ledger.set_state(sid, "failed", reason, **spent)
         return SessionResult(

@@ -24,7 +24,7 @@ from scorer.jobs.run_state import (
     ledger_gate,
 )
 from scorer.jobs.score import attach_session
-from scorer.models import Scorecard
+from scorer.models import JudgeUsage, Scorecard
 from scorer.prepare import Prepared, prepare
 from scorer.sinks.base import Published, publish
 
@@ -76,7 +76,8 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
     except RunStopped as exc:  # a judge request was still waiting to go out at the stop
         return _not_started(ctx, sid, attempts, "run stopped", spent=_spent(exc))
     except Exception as exc:  # one session never stops the batch
-        attempts = (ctx.ledger.get(sid) or {}).get("attempts", 0)
+        row = ctx.ledger.get(sid) or {}
+        attempts = row.get("attempts", 0)
         reason = failure_reason(exc)
         spent = _spent(exc)
         if is_verdict(exc):  # too long even after re-chunking: final, like unscored
@@ -84,9 +85,8 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
             return SessionResult(
                 session_id=sid, outcome="unscored", reason=reason, attempts=attempts, **spent
             )
-        current = (ctx.ledger.get(sid) or {}).get("state")
         # A stored card that failed to push stays `stored`: the next run pushes it.
-        if current == "stored":
+        if row.get("state") == "stored":
             ctx.ledger.set_state(sid, "stored", reason)
             return SessionResult(session_id=sid, outcome="failed", reason=reason, attempts=attempts)
         ctx.ledger.set_state(sid, "failed", reason, **spent)
@@ -103,15 +103,22 @@ class Spent(TypedDict, total=False):
     cost_usd: float
 
 
-def _spent(exc: BaseException) -> Spent:
-    """The judge calls' usage carried by a `ScorerError` (nothing for other errors)."""
-    if not isinstance(exc, ScorerError) or exc.spent is None or not exc.spent.requests:
+def spent_columns(usage: JudgeUsage | None, cost_usd: float) -> Spent:
+    """Ledger columns (and `SessionResult` fields) of calls billed without a card."""
+    if usage is None or not usage.requests:
         return {}
     return {
-        "input_tokens": exc.spent.input_tokens,
-        "output_tokens": exc.spent.output_tokens,
-        "cost_usd": exc.spent_usd,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost_usd": cost_usd,
     }
+
+
+def _spent(exc: BaseException) -> Spent:
+    """The judge calls' usage carried by a `ScorerError` (nothing for other errors)."""
+    if not isinstance(exc, ScorerError):
+        return {}
+    return spent_columns(exc.spent, exc.spent_usd)
 
 
 def resume_write(ctx: Context, ref: SessionRef, state: str) -> SessionResult | None:

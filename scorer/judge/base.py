@@ -84,7 +84,7 @@ class LazyJudge:
 
     def __init__(self, kind: str, build: Callable[[], Judge]) -> None:
         self.kind = kind
-        self._build: Callable[[], Judge] | None = build
+        self._build = build
         self._built: Judge | None = None
         self._lock = threading.Lock()
 
@@ -92,8 +92,7 @@ class LazyJudge:
         """The judge, built now if it was not yet (a failed build is tried again)."""
         with self._lock:
             if self._built is None:
-                assert self._build is not None
-                self._built, self._build = self._build(), None
+                self._built = self._build()
             return self._built
 
     def judge(self, prepared: Prepared) -> Scorecard:
