@@ -1,4 +1,13 @@
-"""Configuration from the environment: standard SDK names first, our own with `SCORER_`."""
+"""Configuration from the environment: standard SDK names first, our own with `SCORER_`.
+
+Only the documented variables are read: `ANTHROPIC_*`, `LANGFUSE_*` and `SCORER_*`, from
+the environment or a `.env` file in the working directory. A field's own name (`home`,
+`model`, `debug`, ...) is never an environment variable: `HOME`, `MODEL` or `DEBUG` set
+for other tools change nothing here.
+
+Settings are read where the program is assembled (the CLI, the job entry points) and
+handed down as values; `prepare/` and `judge/` never call `get_settings()`.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +22,21 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from scorer.errors import ConfigError, CredentialsError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_EFFORT = "medium"
+DEFAULT_FALLBACK_MODEL = "claude-sonnet-4-6"
+DEFAULT_CHUNK_BUDGET = 70_000
+DEFAULT_CHUNK_OVERLAP = 4
+DEFAULT_TOKEN_SAFETY = 1.25
+DEFAULT_ESTIMATE_FACTOR = 1.3
+STORE_FILE = "scores.sqlite3"
 
 
 class Settings(BaseSettings):
     """Everything read from env vars (and a `.env` file in the working directory)."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+    # No `populate_by_name`: it would also read every field from its unprefixed name
+    # (`HOME`, `MODEL`, `DEBUG`, ...), which users set for other tools.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     anthropic_api_key: str | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
     anthropic_auth_token: str | None = Field(default=None, validation_alias="ANTHROPIC_AUTH_TOKEN")
@@ -45,10 +63,10 @@ class Settings(BaseSettings):
         validation_alias="SCORER_CLAUDE_PROJECTS",
     )
     model: str = Field(default=DEFAULT_MODEL, validation_alias="SCORER_MODEL")
-    effort: str = Field(default="medium", validation_alias="SCORER_EFFORT")
+    effort: str = Field(default=DEFAULT_EFFORT, validation_alias="SCORER_EFFORT")
     """The judge's `output_config.effort`: low, medium (default), high, xhigh or max."""
     fallback_model: str = Field(
-        default="claude-sonnet-4-6", validation_alias="SCORER_FALLBACK_MODEL"
+        default=DEFAULT_FALLBACK_MODEL, validation_alias="SCORER_FALLBACK_MODEL"
     )
     """Where a refused judge request is retried once; empty: no fallback."""
     context_window: int | None = Field(default=None, validation_alias="SCORER_CONTEXT_WINDOW")
@@ -56,11 +74,19 @@ class Settings(BaseSettings):
     max_prompt_tokens: int | None = Field(default=None, validation_alias="SCORER_MAX_PROMPT_TOKENS")
     """The single-call ceiling: the largest prompt one judge request may carry (default:
     the context window minus that call's max_tokens)."""
-    estimate_factor: float = Field(default=1.3, gt=0, validation_alias="SCORER_ESTIMATE_FACTOR")
+    estimate_factor: float = Field(
+        default=DEFAULT_ESTIMATE_FACTOR, gt=0, validation_alias="SCORER_ESTIMATE_FACTOR"
+    )
     """Claude tokens per cl100k token for cost estimates without `count_tokens`."""
-    chunk_budget: int = Field(default=70_000, gt=0, validation_alias="SCORER_CHUNK_BUDGET")
-    chunk_overlap: int = Field(default=4, ge=0, validation_alias="SCORER_CHUNK_OVERLAP")
-    token_safety_factor: float = Field(default=1.25, gt=0, validation_alias="SCORER_TOKEN_SAFETY")
+    chunk_budget: int = Field(
+        default=DEFAULT_CHUNK_BUDGET, gt=0, validation_alias="SCORER_CHUNK_BUDGET"
+    )
+    chunk_overlap: int = Field(
+        default=DEFAULT_CHUNK_OVERLAP, ge=0, validation_alias="SCORER_CHUNK_OVERLAP"
+    )
+    token_safety_factor: float = Field(
+        default=DEFAULT_TOKEN_SAFETY, gt=0, validation_alias="SCORER_TOKEN_SAFETY"
+    )
     debug: bool = Field(default=False, validation_alias="SCORER_DEBUG")
     """Re-raise errors with their traceback instead of one red line."""
     prices_file: Path | None = Field(default=None, validation_alias="SCORER_PRICES")
@@ -109,28 +135,43 @@ class Settings(BaseSettings):
 
     @property
     def store_path(self) -> Path:
-        return self.home / "scores.sqlite3"
+        return self.home / STORE_FILE
+
+    @property
+    def home_is_default(self) -> bool:
+        """`SCORER_HOME` is not set: the platform's user data dir is used."""
+        return "home" not in self.model_fields_set
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """The process-wide settings (tests clear the cache with `get_settings.cache_clear()`).
 
+    The first call also moves a store an earlier version left in the home folder into
+    the data dir (`scorer._legacy_home`), so no history is lost.
+
     Raises:
         ConfigError: An env var has a bad value; the message names it.
     """
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
+    if settings.home_is_default:
+        from scorer._legacy_home import adopt_legacy_home
+
+        adopt_legacy_home(settings.home)
+    return settings
+
+
+_URL_FIELDS = ("ANTHROPIC_BASE_URL", "LANGFUSE_BASE_URL", "LANGFUSE_HOST")
 
 
 def _describe(exc: ValidationError) -> str:
-    from scorer.prepare.redact import redact_text  # a URL may carry a password
-
     problems = []
     for error in exc.errors():
         name = str(error["loc"][0]) if error["loc"] else "setting"
-        value = redact_text(repr(error.get("input")))[0]
+        # A URL may carry a password: its value is not repeated.
+        value = "" if name in _URL_FIELDS else repr(error.get("input"))
         problems.append(f"{name}={value}: {error['msg']}")
     return "bad environment variable " + "; ".join(problems)
