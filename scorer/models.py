@@ -210,7 +210,8 @@ class DimensionScore(BaseModel):
     evidence: list[EvidenceRef] = Field(default_factory=list)
 
 
-RequirementStatus = Literal["met", "unmet", "unverified"]
+RequirementStatus = Literal["met", "likely_met", "unmet", "not_attempted", "unverified"]
+"""See `scorer.judge.checklist`; `unverified` is only on cards judged before prompt 2026-12."""
 
 
 class RequirementCheck(BaseModel):
@@ -219,7 +220,10 @@ class RequirementCheck(BaseModel):
     requirement: str
     """The requirement, in the task's own words (shortened)."""
     status: RequirementStatus
-    """`met` with evidence it works; `unmet`; `unverified` (claimed or plausible, no proof)."""
+    """`met` (shown working), `likely_met` (done, not re-checked, nothing against it),
+    `unmet` (shown wrong or broken), `not_attempted`; older cards: `unverified`."""
+    core: bool = True
+    """A deliverable the task exists for, not a constraint or a detail."""
     evidence: list[EvidenceRef] = Field(default_factory=list)
 
 
@@ -227,7 +231,7 @@ def checklist_line(checks: list[RequirementCheck], limit: int = 400) -> str:
     """The checklist in one short line (e.g. the Langfuse goal_achievement comment)."""
     if not checks:
         return ""
-    marks = {"met": "✓", "unmet": "✗", "unverified": "?"}
+    marks = {"met": "✓", "likely_met": "~", "unmet": "✗", "not_attempted": "∅", "unverified": "?"}
     met = sum(c.status == "met" for c in checks)
     items = "; ".join(f"{marks[c.status]} {c.requirement}" for c in checks)
     line = f"requirements {met}/{len(checks)} met: {items}"

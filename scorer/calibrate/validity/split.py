@@ -1,0 +1,109 @@
+"""A fixed dev/test split of labelled runs, stratified by outcome, grouped by task family.
+
+Rules (pure and deterministic; `SPLIT_METHOD` names this version):
+
+1. A task's *family* is its id before the first `.` (`crack-7z-hash.hard` →
+   `crack-7z-hash`): variants of one task go to the same side, so nothing tuned on
+   `X.easy` is measured on `X.hard`.
+2. Families are visited in the order of `sha256(SALT + family)`.
+3. Each family goes to the side whose outcome classes (complete / partial / failed) are
+   furthest below half of their totals, counted over the family's own classes; a tie
+   goes to `dev`. So every class ends up split about 50/50.
+
+The split is committed as data (task ids only) and the harness checks that it still
+follows these rules, so it cannot drift quietly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from scorer.errors import ConfigError
+
+Side = Literal["dev", "test"]
+SIDES: tuple[Side, Side] = ("dev", "test")
+SALT = "session-scorer/validity-split/v1:"
+SPLIT_METHOD = "family-grouped, outcome-stratified greedy over sha256(salt + family), v1"
+
+
+class Split(BaseModel):
+    """The committed split: which task ids are `dev` (may be tuned on) and `test` (never)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str
+    """How the split was made (`SPLIT_METHOD`)."""
+    dev: list[str]
+    """Task ids one may read and tune prompts, signals and rules on."""
+    test: list[str]
+    """Task ids never read while designing anything; reported, never tuned on."""
+
+    def side(self, task_id: str) -> Side | None:
+        """Which side a task is on, or None when the split does not list it."""
+        if task_id in self.dev:
+            return "dev"
+        if task_id in self.test:
+            return "test"
+        return None
+
+
+def family(task_id: str) -> str:
+    """The task family: variants (`.easy`, `.hard`) share it."""
+    return task_id.split(".", 1)[0]
+
+
+def _order(name: str) -> str:
+    return hashlib.sha256((SALT + name).encode()).hexdigest()
+
+
+def make_split(outcomes: Mapping[str, str]) -> Split:
+    """Split task ids by the rules of the module docstring.
+
+    Args:
+        outcomes: task id → outcome class (`complete`, `partial`, `failed`).
+    """
+    families: dict[str, list[str]] = defaultdict(list)
+    for task_id in sorted(outcomes):
+        families[family(task_id)].append(task_id)
+    totals = Counter(outcomes.values())
+    taken: dict[Side, Counter[str]] = {side: Counter() for side in SIDES}
+    chosen: dict[Side, list[str]] = {side: [] for side in SIDES}
+    for name in sorted(families, key=_order):
+        members = families[name]
+
+        def deficit(side: Side, members: list[str] = members) -> float:
+            return sum(totals[outcomes[t]] / 2 - taken[side][outcomes[t]] for t in members)
+
+        side: Side = "dev" if deficit("dev") >= deficit("test") else "test"
+        chosen[side] += members
+        taken[side].update(outcomes[t] for t in members)
+    return Split(method=SPLIT_METHOD, dev=sorted(chosen["dev"]), test=sorted(chosen["test"]))
+
+
+def load_split(path: Path) -> Split:
+    """Read a committed split file.
+
+    Raises:
+        ConfigError: The file is missing, not JSON, or not a split.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        split = Split.model_validate(data)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"cannot read the split {path}: {e}") from e
+    both = set(split.dev) & set(split.test)
+    if both:
+        raise ConfigError(f"split {path}: on both sides: {sorted(both)}")
+    return split
+
+
+def dump_split(split: Split) -> str:
+    """The split file's text (stable: sorted ids, one per line)."""
+    return json.dumps(split.model_dump(), indent=1) + "\n"
