@@ -54,6 +54,7 @@ def test_checklist_survives_the_store_and_reaches_json(clean_env):
     assert data["requirements"][2] == {
         "requirement": "add a regression test",
         "status": "unmet",
+        "core": True,
         "evidence": [],
     }
 
