@@ -89,7 +89,7 @@ def test_packets_folder_has_no_outcomes_and_refuses_another_prompt(dev_run, tmp_
     assert (tmp_path / "dev" / f"{dev_run.run_id}.md").is_file()
     assert (tmp_path / "heuristic" / f"{dev_run.run_id}.json").is_file()
     text = (tmp_path / "manifest.json").read_text()
-    for field in ("outcome", "is_resolved", "tests_passed", "parser_results"):
+    for field in ('"outcome"', "is_resolved", "tests_passed", "parser_results"):
         assert field not in text
     assert read_manifest(tmp_path).runs == manifest.runs
     other = AnthropicJudge(verify_tokens=False)
