@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 import platformdirs
@@ -100,6 +101,41 @@ class Settings(BaseSettings):
     """The terminal-bench sessions used by `score-calibrate` (default: ../shared/data)."""
     notebook_home: Path | None = Field(default=None, validation_alias="SCORER_NOTEBOOK_HOME")
     """`SCORER_HOME` for the calibration notebook (default: a fresh temp dir)."""
+
+    # ---- `scorer hook`: automatic scoring when a Claude Code session ends (docs/plugin.md)
+    hook_enabled: bool = Field(default=True, validation_alias="SCORER_HOOK_ENABLED")
+    """The kill switch: false stops every automatic scoring (`/score` still works)."""
+    hook_events: str = Field(default="SessionEnd", validation_alias="SCORER_HOOK_EVENTS")
+    """Comma-separated hook events that start scoring: `SessionEnd`, `Stop`."""
+    hook_stop_debounce: float = Field(
+        default=600.0, ge=0, validation_alias="SCORER_HOOK_STOP_DEBOUNCE"
+    )
+    """Seconds a `Stop` waits for the session to stay quiet before it is scored."""
+    hook_min_tool_calls: int = Field(default=3, ge=0, validation_alias="SCORER_HOOK_MIN_TOOL_CALLS")
+    """Sessions with fewer tool calls (subagents' included) are not scored automatically."""
+    hook_daily_cost_cap: float = Field(
+        default=5.0, ge=0, validation_alias="SCORER_HOOK_DAILY_COST_CAP"
+    )
+    """USD per UTC day the LLM judge may spend on automatic scoring (0: never the LLM)."""
+    hook_projects: str = Field(default="", validation_alias="SCORER_HOOK_PROJECTS")
+    """Comma-separated globs of project dirs (or names) to score; empty: every project."""
+    hook_ignore_projects: str = Field(default="", validation_alias="SCORER_HOOK_IGNORE_PROJECTS")
+    """Comma-separated globs of project dirs (or names) never scored (wins over the list)."""
+    hook_judge: Literal["auto", "llm", "heuristic"] = Field(
+        default="auto", validation_alias="SCORER_HOOK_JUDGE"
+    )
+    """`auto`: the LLM judge when a key is set, else the heuristic judge."""
+    hook_push: bool = Field(default=True, validation_alias="SCORER_HOOK_PUSH")
+    """Push automatic scores to Langfuse (when its keys are set)."""
+
+    @field_validator("hook_events")
+    @classmethod
+    def _hook_events(cls, value: str) -> str:
+        names = [n.strip() for n in value.split(",") if n.strip()]
+        unknown = sorted(set(names) - {"SessionEnd", "Stop"})
+        if unknown:
+            raise ValueError(f"unknown hook event(s) {', '.join(unknown)}: use SessionEnd, Stop")
+        return ",".join(names)
 
     @property
     def anthropic_configured(self) -> bool:

@@ -33,6 +33,20 @@ _ENV_VARS = [
     "SCORER_CONTEXT_WINDOW",
     "SCORER_MAX_PROMPT_TOKENS",
     "SCORER_ESTIMATE_FACTOR",
+    *(
+        f"SCORER_HOOK_{knob}"
+        for knob in (
+            "ENABLED",
+            "EVENTS",
+            "STOP_DEBOUNCE",
+            "MIN_TOOL_CALLS",
+            "DAILY_COST_CAP",
+            "PROJECTS",
+            "IGNORE_PROJECTS",
+            "JUDGE",
+            "PUSH",
+        )
+    ),
 ]
 
 

@@ -40,6 +40,9 @@ EXAMPLES = {
     "view": "scorer view -o scores.html --since 2026-11-01",
     "trends": "scorer trends --by week --project spotter",
     "schema": "scorer schema > scorecard.schema.json",
+    "hook": "scorer hook --transcript run.jsonl --session-id $ID --wait\n"
+    "scorer hook --now --session-id $CLAUDE_SESSION_ID",
+    "scorer hook": 'echo \'{"session_id": "…", "transcript_path": "…"}\' | scorer hook',
 }
 
 

@@ -19,7 +19,7 @@ app.command("session", help="Score one session (same as `score-session`).")(scor
 
 
 def _register() -> None:
-    from scorer.cli import backfill, calibrate, configs, live, schema, scores, trends, view
+    from scorer.cli import backfill, calibrate, configs, hook, live, schema, scores, trends, view
 
     app.add_typer(scores.app, name="scores", help="Browse and push stored scores.")
     app.add_typer(configs.app, name="configs", help="Langfuse score configs from score_configs/.")
@@ -32,6 +32,9 @@ def _register() -> None:
     app.command("view", help="Write (or serve) the HTML viewer of the store.")(view.view_command)
     app.command("trends", help="Per-period means, CIs and lowest sessions.")(trends.trends_command)
     app.command("schema", help="Print the scorecard JSON Schema.")(schema.schema_command)
+    app.command("hook", help="Score a Claude Code session when it ends (the plugin's hook).")(
+        hook.hook_command
+    )
 
 
 _register()

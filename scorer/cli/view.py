@@ -31,6 +31,9 @@ def view_command(
     serve: Annotated[
         bool, typer.Option("--serve", help="Serve it on 127.0.0.1 and open a browser.")
     ] = False,
+    show: Annotated[
+        bool, typer.Option("--show", help="Open the written file in the default browser.")
+    ] = False,
     port: Annotated[int, typer.Option(help="--serve: port (0 picks a free one).")] = 0,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="--serve: open the default browser.")
@@ -75,12 +78,26 @@ def view_command(
     seconds = time.perf_counter() - started
     size = len(html.encode()) / 1e6
     err.print(f"wrote {output} ({len(runs)} run(s), {size:.1f} MB, {seconds:.1f} s)")
+    if show and not serve:
+        _show(output)
     if serve:
         _serve(output, port, open_browser)
 
 
 def _no_timeline(session_id: str) -> None:
     return None
+
+
+def _show(page: Path) -> None:
+    """Open the file itself (it needs no server); say where it is either way."""
+    import webbrowser
+
+    url = page.resolve().as_uri()
+    try:
+        opened = webbrowser.open(url)
+    except Exception:  # no usable browser (a headless or SSH session)
+        opened = False
+    err.print(f"opened {url} in the browser" if opened else f"no browser opened: open {url}")
 
 
 def _serve(page: Path, port: int, open_browser: bool) -> None:

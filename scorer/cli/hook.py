@@ -1,0 +1,235 @@
+"""`scorer hook`: score a Claude Code session when it ends (the plugin's hook), or on demand.
+
+Three ways in:
+
+- **As a hook** (no options; a Claude Code hook payload on stdin): decides in a fraction of
+  a second whether the session is to be scored, starts a detached worker that does it,
+  and exits 0. It prints nothing and never fails the session: everything goes to
+  `$SCORER_HOME/logs/hook.log`.
+- **From an orchestrator** (`--transcript PATH` and/or `--session-id ID`): the same, for a
+  session you name (a tmux loop, a CI job). `--wait` does the work in this process (a CI
+  container may kill detached processes when the job ends) and prints one line.
+- **On demand** (`--now`, the plugin's `/score`): scores here and now, ignoring the
+  automatic-scoring policy, and prints the scorecard summary.
+
+Settings come from the environment and `$SCORER_HOME/.env`, never from a `.env` in the
+working directory (a hook runs in whatever project the session was in).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import warnings
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from scorer.cli._common import handle_errors
+
+if TYPE_CHECKING:
+    from scorer.jobs.hook.policy import HookPolicy
+    from scorer.jobs.hook.request import HookRequest
+    from scorer.jobs.hook.worker import HookEnv, HookJob, Outcome
+
+log = logging.getLogger("scorer.hook")
+
+EXIT_CODES = {"failed": 1, "unscored": 3}
+"""`--now`/`--wait` exit codes by outcome (0 otherwise); the hook itself always exits 0."""
+
+
+def _request(
+    transcript: Path | None,
+    session_id: str | None,
+    event: str | None,
+    cwd: str | None,
+    reason: str | None,
+) -> HookRequest:
+    """The request from the options, or from the payload on stdin.
+
+    Raises:
+        PayloadError: stdin holds no usable payload.
+    """
+    from scorer.jobs.hook.request import MANUAL, HookRequest, parse_payload
+
+    if transcript is None and session_id is None:
+        if sys.stdin is None or sys.stdin.isatty():  # a person at a terminal, not a hook
+            from scorer.cli._validate import usage_error
+
+            raise usage_error(
+                "no hook payload on stdin: pipe one in, or give --transcript or --session-id"
+            )
+        request = parse_payload(sys.stdin.buffer.read(2_000_000), event=event)
+        return request if request.cwd or not cwd else replace(request, cwd=cwd)
+    return HookRequest(session_id, transcript, event=event or MANUAL, cwd=cwd, reason=reason)
+
+
+def _env() -> HookEnv:
+    from scorer.jobs.hook.worker import HookEnv
+    from scorer.settings import get_settings
+
+    s = get_settings()
+    return HookEnv(
+        store_path=s.store_path,
+        projects_root=s.claude_projects,
+        anthropic_configured=s.anthropic_configured,
+        langfuse_configured=s.langfuse_configured,
+        model=s.model,
+        effort=s.effort,
+        fallback_model=s.fallback_model or None,
+    )
+
+
+@handle_errors
+def hook_command(
+    transcript: Annotated[
+        Path | None,
+        typer.Option(help="Score this transcript (instead of reading a hook payload)."),
+    ] = None,
+    session_id: Annotated[
+        str | None,
+        typer.Option(help="The session id to score under (default: the transcript's)."),
+    ] = None,
+    event: Annotated[
+        str | None,
+        typer.Option(help="The hook event (default: the payload's; `manual` for named ones)."),
+    ] = None,
+    cwd: Annotated[
+        str | None, typer.Option(help="The session's project dir (allow/ignore lists).")
+    ] = None,
+    now: Annotated[
+        bool,
+        typer.Option("--now", help="Score here and now, policy ignored; print the scorecard."),
+    ] = False,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Do the work in this process; print one line.")
+    ] = False,
+    rescore: Annotated[
+        bool, typer.Option("--rescore", help="Judge again even if the transcript is unchanged.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="--now/--wait: one JSON object.")] = False,
+    reason: Annotated[str | None, typer.Option(hidden=True)] = None,
+    worker: Annotated[bool, typer.Option("--worker", hidden=True)] = False,
+) -> None:
+    """Score a Claude Code session when it ends: reads the hook payload on stdin, answers at
+    once and scores in the background (log: $SCORER_HOME/logs/hook.log). With --transcript /
+    --session-id, score the session you name; --now scores on the spot."""
+    attached = now or wait
+    if not attached:  # a hook or a worker: nothing may reach the user's terminal
+        warnings.simplefilter("ignore")
+    # Relative to where we were called from, before moving to the data dir.
+    transcript = transcript.expanduser().absolute() if transcript else None
+    if cwd is None and (transcript is not None or session_id is not None):
+        cwd = os.getcwd()
+    from scorer.jobs.hook.log import start_logging
+    from scorer.jobs.hook.start import enter_home
+
+    home = enter_home()
+    start_logging(home, redact=worker or attached)
+    try:
+        code = _dispatch(transcript, session_id, event, cwd, reason, now, wait, rescore,
+                         as_json, worker)  # fmt: skip
+    except typer.Exit:
+        raise
+    except Exception as exc:
+        if attached:
+            raise  # one red line (handle_errors), or a traceback for a bug
+        log.exception("scorer hook failed: %s", exc)  # logged, never shown in the session
+        code = 0
+    raise typer.Exit(code if attached else 0)
+
+
+def _dispatch(
+    transcript: Path | None,
+    session_id: str | None,
+    event: str | None,
+    cwd: str | None,
+    reason: str | None,
+    now: bool,
+    wait: bool,
+    rescore: bool,
+    as_json: bool,
+    worker: bool,
+) -> int:
+    from scorer.errors import ConfigError
+    from scorer.jobs.hook.request import PayloadError
+
+    try:
+        request = _request(transcript, session_id, event, cwd, reason)
+    except PayloadError as exc:
+        log.warning("ignored a hook call: %s", exc)
+        return 0 if not (now or wait) else _fail(str(exc))
+    try:
+        from scorer.jobs.hook.policy import HookPolicy
+        from scorer.settings import get_settings
+
+        policy = HookPolicy.from_settings(get_settings())
+    except ConfigError as exc:
+        log.error("%s: not scored: %s", request.label(), exc)
+        return 0 if not (now or wait) else _fail(str(exc))
+    if not (now or wait or worker):
+        return _start_worker(request, policy)
+    from scorer.jobs.hook.worker import HookJob
+
+    job = HookJob(request, policy, _env(), enforce=not now, rescore=rescore)
+    outcome = job.run()
+    if now or wait:
+        _report(outcome, job, as_json=as_json, full=now)
+        return EXIT_CODES.get(outcome.state, 0)
+    return 0
+
+
+def _start_worker(request: HookRequest, policy: HookPolicy) -> int:
+    """Refuse cheaply, or detach a worker. Always 0."""
+    from scorer.jobs.hook.detach import detach
+
+    refusal = policy.refuse(request)
+    if refusal:
+        log.info("%s: not scored: %s", request.label(), refusal)
+        return 0
+    try:
+        pid = detach(request.to_argv(), cwd=Path.cwd())
+    except OSError as exc:
+        log.error("%s: could not start the scoring worker: %s", request.label(), exc)
+        return 0
+    log.info("%s: scoring in the background (pid %d)", request.label(), pid)
+    return 0
+
+
+def _fail(message: str) -> int:
+    from scorer.cli._common import fail
+
+    raise fail(message)
+
+
+def _report(outcome: Outcome, job: HookJob, *, as_json: bool, full: bool) -> None:
+    from scorer.cli.hook_report import outcome_payload, render_outcome
+
+    card = outcome.card
+    if card is None and outcome.state == "unchanged" and outcome.session_id:
+        from scorer.sinks.store import ScoreStore
+
+        with ScoreStore(job.env.store_path) as store:
+            card = store.latest(outcome.session_id, judge=job.kind, model=job.model)
+    if as_json:
+        sys.stdout.write(json.dumps(outcome_payload(outcome, card), default=str) + "\n")
+    else:
+        sys.stdout.write(render_outcome(outcome, card, full=full) + "\n")
+    sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of `scorer hook` (and of the worker, `python -m scorer.cli.hook`)."""
+    from scorer.cli._conventions import entry_point
+
+    if argv is not None:
+        sys.argv = [sys.argv[0], *argv]
+    entry_point(hook_command, "scorer hook")
+
+
+if __name__ == "__main__":
+    main()

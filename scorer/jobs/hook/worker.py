@@ -1,0 +1,319 @@
+"""The background job of `scorer hook`: score one ended session once, within the policy.
+
+    locate the transcript → (Stop: wait out the debounce) → fingerprint → claim in the
+    ledger → load → big enough? → LLM cost within today's cap? → judge → publish to the
+    store (+ Langfuse) → close the claim (and go again if a newer transcript came in)
+
+Everything here reports through the `scorer.hook` logger and returns an `Outcome`; it
+never raises for a session it cannot score (a bad transcript, a judge failure): the
+caller is a detached process with nobody to show a traceback to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from scorer.errors import ScorerError, SourceError
+from scorer.jobs.hook.ledger import HookLedger, State
+from scorer.jobs.hook.policy import HookPolicy, count_tool_calls
+from scorer.jobs.hook.request import HookRequest
+
+if TYPE_CHECKING:
+    from scorer.models import Scorecard, Session
+    from scorer.prepare import Prepared
+
+log = logging.getLogger("scorer.hook")
+
+OutcomeState = Literal[
+    "scored", "unscored", "skipped", "capped", "failed", "refused", "busy", "unchanged",
+    "superseded",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HookEnv:
+    """What the job needs from the settings, resolved once where it starts."""
+
+    store_path: Path
+    projects_root: Path
+    anthropic_configured: bool
+    langfuse_configured: bool
+    model: str
+    effort: str | None = None
+    fallback_model: str | None = None
+
+
+@dataclass
+class Outcome:
+    """What one job did."""
+
+    state: OutcomeState
+    reason: str = ""
+    session_id: str | None = None
+    card: Scorecard | None = None
+    pushed: list[str] = field(default_factory=list)
+    """Where the card went besides the store (Langfuse URLs)."""
+    push_error: str | None = None
+
+
+def fingerprint(transcript: Path) -> str:
+    """A hash of the transcript and its subagent files: what makes a session "unchanged".
+
+    Raises:
+        SourceError: The transcript cannot be read.
+    """
+    digest = hashlib.sha256()
+    files = [
+        transcript,
+        *sorted((transcript.parent / transcript.stem / "subagents").glob("*.jsonl")),
+    ]
+    for path in files:
+        try:
+            with path.open("rb") as handle:
+                digest.update(path.name.encode() + b"\0")
+                digest.update(hashlib.file_digest(handle, "sha256").digest())
+        except OSError as exc:
+            if path == transcript:
+                raise SourceError(f"cannot read {transcript}: {exc.strerror or exc}") from exc
+    return digest.hexdigest()[:32]
+
+
+def locate(request: HookRequest, projects_root: Path) -> Path:
+    """The transcript file of a request (given, or found by session id).
+
+    Raises:
+        SourceError: It does not exist, is not a regular file, or the id is unknown.
+    """
+    if request.transcript is not None:
+        path = request.transcript
+        if not path.exists():
+            raise SourceError(f"transcript not found: {path}")
+        if not path.is_file():
+            raise SourceError(f"transcript is not a regular file: {path}")
+        return path
+    from scorer.sources import find_session
+
+    assert request.session_id  # a request has a transcript or a session id
+    return find_session(request.session_id, projects_root)
+
+
+def judge_kind(policy: HookPolicy, env: HookEnv) -> Literal["llm", "heuristic"]:
+    """`SCORER_HOOK_JUDGE`, with `auto` meaning the LLM when a key is set."""
+    if policy.judge == "auto":
+        return "llm" if env.anthropic_configured else "heuristic"
+    return policy.judge
+
+
+class HookJob:
+    """One request, run to an `Outcome` (see the module docstring).
+
+    Args:
+        request: The session and the event.
+        policy: The team's policy.
+        env: Paths and keys from the settings.
+        enforce: Apply the policy (kill switch, events, projects, size, cost cap); False
+            for an explicit request (`/score`, `--now`).
+        rescore: Judge even an unchanged transcript.
+        sleep: Waits of the Stop debounce (tests replace it).
+    """
+
+    def __init__(
+        self,
+        request: HookRequest,
+        policy: HookPolicy,
+        env: HookEnv,
+        *,
+        enforce: bool = True,
+        rescore: bool = False,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.request, self.policy, self.env = request, policy, env
+        self.enforce, self.rescore, self.sleep = enforce, rescore, sleep
+        self.kind = judge_kind(policy, env)
+        self.model = env.model if self.kind == "llm" else None
+
+    def run(self) -> Outcome:
+        """Do the job; every failure becomes a logged `Outcome`, never an exception."""
+        try:
+            outcome = self._run()
+        except ScorerError as exc:  # before any claim: the transcript is missing, say
+            outcome = Outcome("failed", str(exc), self.request.session_id)
+        _log_outcome(self.request, outcome)
+        return outcome
+
+    def _run(self) -> Outcome:
+        request = self.request
+        refusal = self.policy.refuse(request) if self.enforce else None
+        if refusal:
+            return Outcome("refused", refusal, request.session_id)
+        path = locate(request, self.env.projects_root)
+        session = None
+        session_id = request.session_id
+        if session_id is None:  # an orchestrator gave only the transcript
+            session = self._load(path, None)
+            session_id = session.session_id
+        with HookLedger(self.env.store_path) as ledger:
+            seq = ledger.trigger(session_id, request.event)
+            if request.event == "Stop" and self._superseded(ledger, session_id, seq):
+                return Outcome("superseded", "a later hook call for this session took over")
+            while True:
+                outcome, again = self._claim_and_score(ledger, session_id, path, session)
+                if not again:
+                    return outcome
+                session = None  # the transcript grew: read it again
+
+    def _superseded(self, ledger: HookLedger, session_id: str, seq: int) -> bool:
+        """Wait out the Stop debounce; True when another hook call came meanwhile."""
+        waited = 0.0
+        while waited < self.policy.stop_debounce:
+            step = min(2.0, self.policy.stop_debounce - waited)
+            self.sleep(step)
+            waited += step
+            if ledger.latest_trigger(session_id) != seq:
+                return True
+        return False
+
+    @property
+    def identity(self) -> str:
+        """What makes two scores of a session comparable: judge, model and rubric."""
+        from scorer.judge.rubric import default_rubric
+
+        rubric = default_rubric()
+        return f"{self.kind}|{self.model or '-'}|{rubric.version}|{rubric.hash}"
+
+    def _claim_and_score(
+        self, ledger: HookLedger, session_id: str, path: Path, session: Session | None
+    ) -> tuple[Outcome, bool]:
+        """Claim, score, close the claim. True second: score again (the transcript grew)."""
+        identity, fp = self.identity, fingerprint(path)
+        claim = ledger.claim(
+            session_id, identity, fp, trigger=self.request.event, transcript=str(path),
+            force=self.rescore, explicit=not self.enforce,
+        )  # fmt: skip
+        if not claim.granted:
+            state: OutcomeState = "busy" if claim.previous == "running" else "unchanged"
+            return Outcome(state, claim.reason, session_id), False
+        log.info("%s: scoring %s (%s)", session_id, path, claim.reason)
+
+        def close(state: State, reason: str | None, **kw: Any) -> str | None:
+            return ledger.finish(
+                session_id, identity, state, reason=reason, automatic=self.enforce, **kw
+            )
+
+        try:
+            outcome = self._score(ledger, identity, session_id, path, session)
+        except ScorerError as exc:
+            retry = not isinstance(exc, SourceError)  # the same bytes fail the same way
+            close("failed", str(exc), retry=retry, cost_usd=exc.spent_usd)
+            return Outcome("failed", str(exc), session_id), False
+        except Exception as exc:  # a bug: keep the traceback in the log
+            log.exception("%s: unexpected failure", session_id)
+            close("failed", f"{type(exc).__name__}: {exc}", retry=True)
+            return Outcome("failed", f"{type(exc).__name__}: {exc}", session_id), False
+        except BaseException:
+            close("failed", "interrupted", retry=True)
+            raise
+        cost = outcome.card.cost_usd if outcome.card is not None else 0.0
+        newer = close(
+            cast(State, outcome.state),
+            outcome.reason or None,
+            retry=outcome.state == "capped",
+            cost_usd=cost,
+        )
+        if newer is not None:
+            log.info("%s: the transcript grew while it was judged; scoring it again", session_id)
+            return outcome, True
+        return outcome, False
+
+    def _load(self, path: Path, session_id: str | None) -> Session:
+        from scorer.sources import resolve_file
+
+        session = resolve_file(str(path)).load()
+        if session_id and session.session_id != session_id:
+            session.extra["transcript_session_id"] = session.session_id
+            session.session_id = session_id
+        return session
+
+    def _score(
+        self,
+        ledger: HookLedger,
+        identity: str,
+        session_id: str,
+        path: Path,
+        session: Session | None,
+    ) -> Outcome:
+        from scorer.prepare import prepare
+
+        session = session or self._load(path, session_id)
+        session.session_id = session_id
+        if self.enforce:
+            why = self.policy.refuse_project(session.cwd) or self.policy.too_small(
+                count_tool_calls(session.events)
+            )
+            if why:
+                return Outcome("skipped", why, session_id)
+        prepared = prepare(session)
+        if self.kind == "llm" and self.enforce:
+            estimate = self._estimate(prepared)
+            ok, spent = ledger.reserve(session_id, identity, estimate, self.policy.daily_cost_cap)
+            if not ok:
+                why = self.policy.over_cap(spent, estimate) or "over the daily cost cap"
+                return Outcome("capped", why, session_id)
+        return self._judge_and_publish(prepared)
+
+    def _estimate(self, prepared: Prepared) -> float:
+        from scorer.jobs.estimate import estimate_prepared
+
+        est = estimate_prepared(prepared, model=self.env.model, effort=self.env.effort, exact=False)
+        return est.cost_usd
+
+    def _judge_and_publish(self, prepared: Prepared) -> Outcome:
+        from scorer.jobs.score import judge_and_store
+        from scorer.sinks.base import ScoreSink, publish
+        from scorer.sinks.store import ScoreStore
+
+        card = judge_and_store(
+            prepared, judge=self.kind, model=self.model, store=False, effort=self.env.effort,
+            fallback_model=self.env.fallback_model,
+        )  # fmt: skip
+        card.meta["trigger"] = self.request.event
+        with ScoreStore(self.env.store_path) as store:
+            sinks: list[ScoreSink] = [store]
+            if card.status == "scored" and self.policy.push and self.env.langfuse_configured:
+                from scorer.sinks.langfuse import LangfuseSink
+
+                sinks.append(LangfuseSink(target="session"))
+            done = publish(card, sinks, store=store)
+        outcome = Outcome(card.status, card.unscored_reason or "", card.session_id, card)
+        outcome.pushed = [loc for loc in done.locations if loc != str(self.env.store_path)]
+        if not done.ok:
+            outcome.push_error = done.problem()
+        return outcome
+
+
+def _log_outcome(request: HookRequest, outcome: Outcome) -> None:
+    """One line per job in the hook log."""
+    who = outcome.session_id or request.label()
+    card = outcome.card
+    if card is not None and outcome.state == "scored":
+        where = "; Langfuse: " + ", ".join(outcome.pushed) if outcome.pushed else ""
+        log.info(
+            "%s: scored by %s%s: overall %.2f, $%.4f%s",
+            who, card.judge, f" ({card.model})" if card.model else "", card.overall or 0.0,
+            card.cost_usd, where,
+        )  # fmt: skip
+        if outcome.push_error:
+            log.warning(
+                "%s: %s; the card is in the store, `scorer scores push` sends it later",
+                who, outcome.push_error,
+            )  # fmt: skip
+    elif outcome.state in ("failed", "unscored"):
+        log.warning("%s: %s: %s", who, outcome.state, outcome.reason)
+    else:
+        log.info("%s: %s: %s", who, outcome.state, outcome.reason)
