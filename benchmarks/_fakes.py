@@ -1,5 +1,6 @@
 """Loopback fakes for the benchmarks: a Messages API server and a Langfuse v2 observations
-route. Self-contained (no imports from tests/), so the benchmarks survive test moves.
+route. The only import from tests/ is the rate-limit metering (`tests.fakes.ratelimits`),
+so the benchmarks and the tests meter one way.
 
 Every reply is checked once against the SDK's own types (`anthropic.types.Message`,
 Langfuse's `ObservationsV2Response`), like the test fakes.
@@ -9,13 +10,19 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo, for tests.fakes
+
+from tests.fakes.ratelimits import Limits, MeteredAccount, Refused
 
 
 def scoring_payload() -> dict[str, Any]:
@@ -78,17 +85,28 @@ class FakeMessagesServer:
     Args:
         latency: Seconds a `/v1/messages` call sleeps; may be a callable of the request
             body, so the latency can be set per request. `count_tokens` answers at once.
+        limits: Meter Messages calls with token-bucket RPM / ITPM / OTPM like the real API
+            (the rate-limit headers on every reply, 429 + `retry-after` when over).
+        time_scale: The metered fake's minute lasts `60 / time_scale` seconds.
 
     Attributes:
         calls: Messages calls served; `count_tokens_calls` likewise.
         max_in_flight: The most Messages calls the server held at one time.
+        account: The metered buckets (None: unlimited); `account.refused` counts the 429s.
     """
 
-    def __init__(self, latency: float | Callable[[dict], float] = 0.0) -> None:
+    def __init__(
+        self,
+        latency: float | Callable[[dict], float] = 0.0,
+        *,
+        limits: Limits | None = None,
+        time_scale: float = 1.0,
+    ) -> None:
         from anthropic.types import Message
 
         Message.model_validate(message(scoring_payload(), 1))
         self.latency = latency
+        self.account = MeteredAccount(limits, time_scale=time_scale) if limits else None
         self.calls = self.count_tokens_calls = self.in_flight = self.max_in_flight = 0
         self._lock = threading.Lock()
         self._score = json.dumps(message(scoring_payload(), 0))
@@ -102,6 +120,8 @@ class FakeMessagesServer:
         with self._lock:
             self.latency = latency
             self.calls = self.count_tokens_calls = self.max_in_flight = 0
+        if self.account is not None:
+            self.account.reset()
 
     def __enter__(self) -> FakeMessagesServer:
         self._thread.start()
@@ -111,13 +131,25 @@ class FakeMessagesServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def answer(self, path: str, raw: bytes) -> bytes:
+    def answer(self, path: str, raw: bytes) -> tuple[int, bytes, dict[str, str]]:
+        """(status, body, headers) of one POST."""
         body = json.loads(raw or b"{}")
         size = len(raw) // 4  # a rough token figure; the benchmark does not check cost
         if path.split("?")[0].endswith("/count_tokens"):
             with self._lock:
                 self.count_tokens_calls += 1
-            return json.dumps({"input_tokens": size}).encode()
+            return 200, json.dumps({"input_tokens": size}).encode(), {}
+        grant = None
+        if self.account is not None:
+            grant = self.account.admit(
+                body["model"], input_tokens=size, max_tokens=body["max_tokens"]
+            )
+            if isinstance(grant, Refused):
+                error = {
+                    "type": "error",
+                    "error": {"type": "rate_limit_error", "message": grant.message},
+                }
+                return 429, json.dumps(error).encode(), grant.headers
         with self._lock:
             self.calls += 1
             self.in_flight += 1
@@ -130,7 +162,9 @@ class FakeMessagesServer:
                 self.in_flight -= 1
         notes = '"progress"' in json.dumps(body.get("output_config", {}))
         template = self._notes if notes else self._score
-        return template.replace('"input_tokens": 0', f'"input_tokens": {size}').encode()
+        out = template.replace('"input_tokens": 0', f'"input_tokens": {size}').encode()
+        headers = self.account.finish(grant, output_tokens=400) if grant is not None else {}
+        return 200, out, headers
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -141,9 +175,11 @@ class FakeMessagesServer:
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-                out = server.answer(self.path, raw)
-                self.send_response(200)
+                status, out, headers = server.answer(self.path, raw)
+                self.send_response(status)
                 self.send_header("content-type", "application/json")
+                for key, value in headers.items():
+                    self.send_header(key, value)
                 self.send_header("content-length", str(len(out)))
                 self.end_headers()
                 self.wfile.write(out)

@@ -26,6 +26,10 @@ What the real Sonnet 5.5 does, reproduced here:
     model=...                        the reply's `model` may differ from the request's
     streaming                        a request with `"stream": true` gets the same message
                                      as server-sent events (what `messages.stream` reads)
+    limits=Limits(rpm, itpm, otpm)   token-bucket rate limits with the real headers on every
+                                     Messages response and 429 + `retry-after` when over
+                                     (`tests.fakes.ratelimits`); `FakeJudgeServer` then also
+                                     caches the system prompt like the real prompt cache
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import httpx2
 from anthropic.types import Message, MessageTokensCount
 
 from scorer.judge.rubric import Rubric, default_rubric
+from tests.fakes.ratelimits import Limits, MeteredAccount, Refused
 
 Reply = httpx2.Response | Callable[[dict], httpx2.Response] | Exception
 
@@ -226,6 +231,18 @@ def error_response(
     return httpx2.Response(status, json=body, headers=headers or {})
 
 
+def with_headers(response: httpx2.Response, headers: Any) -> httpx2.Response:
+    """The same response with `headers` added (rate-limit headers on a canned reply)."""
+    merged = {**dict(response.headers), **dict(headers)}
+    merged.pop("content-length", None)
+    return httpx2.Response(response.status_code, content=response.content, headers=merged)
+
+
+def rate_limited(refused: Refused) -> httpx2.Response:
+    """The 429 the API sends when a request is over a rate limit."""
+    return error_response(429, headers=refused.headers, message=refused.message)
+
+
 def valid_scoring_payload(
     rubric: Rubric | None = None,
     *,
@@ -285,11 +302,18 @@ class FakeAnthropic:
     """A queue of canned replies and a history of requests, thread-safe."""
 
     def __init__(
-        self, replies: list[Reply] | None = None, *, count_tokens_value: int | None = 1000
+        self,
+        replies: list[Reply] | None = None,
+        *,
+        count_tokens_value: int | None = 1000,
+        limits: Limits | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.replies: deque[Reply] = deque(replies or [])
         self.history: list[Recorded] = []
         self.count_tokens_value = count_tokens_value
+        self.account = MeteredAccount(limits, clock=clock) if limits else None
+        """The metered rate limits (None: unlimited); a refused request keeps its reply queued."""
         self._lock = threading.Lock()
 
     def push(self, *replies: Reply) -> None:
@@ -311,9 +335,29 @@ class FakeAnthropic:
         if isinstance(reply, Exception):
             raise reply
         response = reply(body) if callable(reply) else reply
+        if self.account is not None and request.url.path.endswith("/v1/messages"):
+            response = self._metered(body, reply, response)
         if body.get("stream") and response.status_code == 200:
-            return sse_response(json.loads(response.content))
+            return with_headers(sse_response(json.loads(response.content)), response.headers)
         return response
+
+    def _metered(self, body: dict, reply: Reply, response: httpx2.Response) -> httpx2.Response:
+        """Charge the reply's usage to the account: a 429 (the reply stays queued) or the
+        response with the rate-limit headers."""
+        assert self.account is not None
+        model = body.get("model", "")
+        if response.status_code != 200:
+            return with_headers(response, self.account.headers(model))
+        usage = json.loads(response.content)["usage"]
+        charged = usage["input_tokens"] + (usage.get("cache_creation_input_tokens") or 0)
+        grant = self.account.admit(model, input_tokens=charged, max_tokens=body["max_tokens"])
+        if isinstance(grant, Refused):
+            with self._lock:
+                self.replies.appendleft(reply)
+            return rate_limited(grant)
+        return with_headers(
+            response, self.account.finish(grant, output_tokens=usage["output_tokens"])
+        )
 
     def client(self, **kwargs: Any) -> anthropic.Anthropic:
         """The real SDK client wired to this fake."""
@@ -417,14 +461,29 @@ class FakeJudgeServer:
         faults: Statuses to answer before succeeding, consumed in order across calls
             (e.g. `[429, 529, 500]`); 429/529 carry `retry-after: 0`.
         batch_polls: How many `retrieve` calls a batch stays `in_progress`.
+        limits: Meter `/v1/messages` like the real API (`tests.fakes.ratelimits`): the
+            rate-limit headers on every response, 429 + `retry-after` when over a limit,
+            and the system prompt cached (read at no ITPM charge) for five minutes.
+        time_scale: The metered fake's minute lasts `60 / time_scale` seconds (the cache
+            lifetime too); `latency` is not scaled.
     """
 
     def __init__(
-        self, latency: float = 0.0, faults: list[int] | None = None, batch_polls: int = 1
+        self,
+        latency: float = 0.0,
+        faults: list[int] | None = None,
+        batch_polls: int = 1,
+        *,
+        limits: Limits | None = None,
+        time_scale: float = 1.0,
     ) -> None:
         from scorer.prepare.tokens import TokenCounter
 
         self.latency = latency
+        self.account = MeteredAccount(limits, time_scale=time_scale) if limits else None
+        self.latencies: list[float] = []
+        """Seconds each admitted metered call spent in the fake (the reply's latency)."""
+        self._cached: dict[str, float] = {}
         self.faults = list(faults or [])
         self.counter = TokenCounter(1.25)
         self.calls = 0
@@ -455,7 +514,10 @@ class FakeJudgeServer:
 
     def reply_for(self, body: dict) -> dict:
         """A valid Message for a request (notes or scoring, judged by its schema)."""
-        tokens = self.counter.count(_request_text(body))
+        return self._message(body, self.counter.count(_request_text(body)))
+
+    def _message(self, body: dict, tokens: int, read: int = 0, write: int = 0) -> dict:
+        """The reply to `body` billing `tokens` of input, `read`/`write` of them cached."""
         schema = json.dumps(body.get("output_config", {}))
         payload = notes_payload() if '"progress"' in schema else valid_scoring_payload()
         with self._lock:
@@ -463,8 +525,43 @@ class FakeJudgeServer:
         effort = body.get("output_config", {}).get("effort", "high")  # the model's default
         thinking = SERVER_THINKING_TOKENS[effort]
         return message_json(
-            payload, input_tokens=tokens, output_tokens=400 + thinking, thinking="Checking."
+            payload,
+            input_tokens=tokens - read - write,
+            cache_read=read,
+            cache_write=write,
+            output_tokens=400 + thinking,
+            thinking="Checking.",
         )
+
+    def _cached_prefix(self, body: dict) -> tuple[str, int, bool]:
+        """The request's cached system prompt: (text, tokens, already in the cache)."""
+        text = "".join(b["text"] for b in body.get("system", []) if b.get("cache_control"))
+        if not text:
+            return "", 0, False
+        with self._lock:
+            warm = self._cached.get(text, 0.0) > time.monotonic()
+        return text, self.counter.count(text), warm
+
+    def _metered(self, body: dict, account: MeteredAccount) -> tuple[int, Any, dict]:
+        """Admit the request against the account's buckets, answer after `latency`."""
+        began = time.monotonic()
+        prefix, cached, warm = self._cached_prefix(body)
+        tokens = self.counter.count(_request_text(body))
+        charged = tokens - cached if warm else tokens  # cache reads are not charged
+        grant = account.admit(body["model"], input_tokens=charged, max_tokens=body["max_tokens"])
+        if isinstance(grant, Refused):
+            return 429, json.loads(rate_limited(grant).content), grant.headers
+        read, write = (cached, 0) if warm else (0, cached)
+        message = self._message(body, tokens, read, write)
+        if prefix:  # written or read: cached for five (fake) minutes from now
+            with self._lock:
+                self._cached[prefix] = time.monotonic() + 5 * account.period
+        if self.latency:
+            time.sleep(self.latency)
+        headers = account.finish(grant, output_tokens=message["usage"]["output_tokens"])
+        with self._lock:
+            self.latencies.append(time.monotonic() - began)
+        return 200, message, headers
 
     def handle_post(self, path: str, body: dict) -> tuple[int, Any, dict]:
         if path.endswith("/v1/messages/batches"):
@@ -481,6 +578,8 @@ class FakeJudgeServer:
             headers = {"retry-after": "0"} if fault in (429, 529) else {}
             err = error_response(fault)
             return fault, json.loads(err.content), headers
+        if self.account is not None:
+            return self._metered(body, self.account)
         if self.latency:
             time.sleep(self.latency)
         return 200, self.reply_for(body), {}
