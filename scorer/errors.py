@@ -6,6 +6,7 @@ ScorerError
 ├── SourceError        a session could not be found or read
 │   └── EmptySessionError
 ├── JudgeError         the judge API failed for good (after retries)
+│   └── OverRateLimit  a request larger than the account's per-minute limit (never sent)
 ├── SinkError          a store / Langfuse write failed
 └── RunStopped         a stopped run sends no more requests
 """
@@ -46,6 +47,23 @@ class EmptySessionError(SourceError):
 
 class JudgeError(ScorerError):
     pass
+
+
+class OverRateLimit(JudgeError):
+    """A judge request the account's token bucket can never take (it holds one minute of
+    the limit), so it is not sent to wait forever: the judge re-chunks the session.
+
+    Attributes:
+        tokens: The request's estimated input tokens (charged ones: cache reads excluded).
+        limit: The account's input tokens per minute for the model.
+    """
+
+    def __init__(self, tokens: int, limit: int, model: str) -> None:
+        self.tokens, self.limit, self.model = tokens, limit, model
+        super().__init__(
+            f"a judge request of ~{tokens:,} input tokens can never fit the account's "
+            f"{limit:,} input tokens per minute for {model}"
+        )
 
 
 class SinkError(ScorerError):

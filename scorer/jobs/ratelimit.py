@@ -12,10 +12,19 @@ headers arrive. Backfill sets it to `--concurrency`, so the judge's chunk-notes 
 and final calls of every session share the same K slots. A thread that waits for its own
 map calls holds no permit, so sessions can never deadlock each other.
 
-A stopped run (the `StopSignal` the limiter `watch`es, set on Ctrl-C) sends nothing more through the limiter: a request
-still waiting for its permit, its token or the end of a pause raises `RunStopped`
-instead, so the run ends when the requests already on the wire come back rather than
-after every queued one has been sent and answered.
+Messages calls are also paced at the account's rate limits. The judge's sender marks each
+call (`scorer.pacing.metered`); the limiter admits a marked request only when our copy of
+the account's requests / input-tokens / output-tokens buckets for its model can take it
+(`account_limits.ModelLimits`: learned from the first response, corrected by every one
+after it), in the same queue as the permits. So `max_in_flight` is a cap, not the
+throttle: at a low limit the buckets decide, whatever the cap. A request larger than the
+whole input bucket raises `OverRateLimit` instead of waiting forever. Unmarked requests
+(count_tokens, Message Batches, Langfuse) are not paced: they have their own limits.
+
+A stopped run (the `StopSignal` the limiter `watch`es, set on Ctrl-C) sends nothing more
+through the limiter: a request still waiting for its permit, its token or the end of a
+pause raises `RunStopped` instead, so the run ends when the requests already on the wire
+come back rather than after every queued one has been sent and answered.
 
 The wrapper sits at the transport seam, which both httpx (Langfuse) and httpx2
 (anthropic 2.x) expose as `handle_request`, so no SDK code is patched.
@@ -27,13 +36,15 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from scorer import priority
+from scorer import pacing, priority
 from scorer.errors import RunStopped
+from scorer.jobs.account_limits import ModelLimits, PacingStatus
+from scorer.pacing import MeteredRequest
 from scorer.retry import parse_retry_after
 
 PAUSE_STATUSES = frozenset({429, 529})
@@ -91,6 +102,7 @@ class RateLimiter:
         clock: Monotonic clock (tests inject a fake one).
         sleep: Sleep function (tests inject a fake one).
         max_in_flight: Most requests in flight at once (`0` or less: no cap).
+        wall: Wall clock (the API's `-reset` headers are times of day).
     """
 
     rate: float = 0.0
@@ -98,6 +110,7 @@ class RateLimiter:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     max_in_flight: int = 0
+    wall: Callable[[], float] = time.time
     pauses: int = 0
     """How many times the limiter was paused by a 429/529 (reported in the summary)."""
     peak_in_flight: int = 0
@@ -113,6 +126,8 @@ class RateLimiter:
     _last: float = field(default=0.0, init=False)
     _paused_until: float = field(default=0.0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _models: dict[str, ModelLimits] = field(default_factory=dict, init=False)
+    """The account's limits per model, as learned (guarded by `_slots`)."""
 
     def __post_init__(self) -> None:
         self._tokens = float(self.burst)
@@ -129,18 +144,23 @@ class RateLimiter:
 
     @contextmanager
     def slot(self) -> Iterator[None]:
-        """Hold one in-flight permit (blocks while `max_in_flight` requests are out).
+        """Hold one in-flight permit (blocks while `max_in_flight` requests are out), and
+        for a metered Messages call wait until the account's buckets can take it.
 
         Waiting requests get the permits in order of `priority.current()` (chunk-notes
         calls first), then of arrival.
 
         Raises:
             RunStopped: `stop` is set, or gets set while waiting for the permit.
+            OverRateLimit: The metered request can never fit the account's input bucket.
         """
         self._check_stop()
+        request = pacing.current()
+        if request is not None and request.listener is not None:
+            request = None  # already admitted: a second HTTP request of the same call
         with self._slots:
-            if self.max_in_flight > 0:
-                self._wait_turn((priority.current(), next(self._arrivals)))
+            if self.max_in_flight > 0 or request is not None:
+                self._wait_turn((priority.current(), next(self._arrivals)), request)
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
         try:
@@ -150,14 +170,23 @@ class RateLimiter:
                 self._in_flight -= 1
                 self._slots.notify_all()
 
-    def _wait_turn(self, ticket: tuple[int, int]) -> None:
-        """Wait (holding `_slots`) until `ticket` is first in line and a permit is free."""
+    def _wait_turn(self, ticket: tuple[int, int], request: MeteredRequest | None) -> None:
+        """Wait (holding `_slots`) until `ticket` is first in line, a permit is free and the
+        buckets can take `request`; then charge it."""
         heapq.heappush(self._waiting, ticket)
         try:
-            while self._waiting[0] != ticket or self._in_flight >= self.max_in_flight:
+            while True:
                 self._check_stop()
-                self._slots.wait()
-            self._check_stop()
+                if self._waiting[0] == ticket and not self._full():
+                    wait = 0.0 if request is None else self._pace_wait(request)
+                    if wait == 0.0:
+                        break
+                    self._slots.wait(timeout=None if wait is None else max(wait, 0.001))
+                else:
+                    self._slots.wait()
+            if request is not None:
+                self._models[request.model].take(request, self.clock())
+                request.listener = self
         except BaseException:
             self._waiting.remove(ticket)
             heapq.heapify(self._waiting)
@@ -165,6 +194,37 @@ class RateLimiter:
             raise
         heapq.heappop(self._waiting)
         self._slots.notify_all()  # another permit may be free for the new head
+
+    def _full(self) -> bool:
+        return 0 < self.max_in_flight <= self._in_flight
+
+    def _pace_wait(self, request: MeteredRequest) -> float | None:
+        now = self.clock()
+        limits = self._models.get(request.model)
+        if limits is None:
+            limits = self._models[request.model] = ModelLimits(request.model, now)
+        return limits.wait(request, now)
+
+    def answered(
+        self, request: MeteredRequest, headers: Mapping[str, str] | None, usage: Any
+    ) -> None:
+        """Settle an admitted request from its response (`pacing.Listener`)."""
+        with self._slots:
+            self._models[request.model].answered(request, headers, usage, self.clock(), self.wall())
+            self._slots.notify_all()
+
+    def pacing_status(self) -> PacingStatus | None:
+        """The most-used account limit of the busiest model (None: nothing learned yet)."""
+        with self._slots:
+            now = self.clock()
+            found = [s for m in self._models.values() if (s := m.status(now)) is not None]
+        return max(found, key=lambda s: s.used, default=None)
+
+    def learned_limits(self) -> dict[str, dict[str, float]]:
+        """The account's limits learned this run, by model (for `jobs.forecast`)."""
+        with self._slots:
+            found = {name: m.learned() for name, m in self._models.items()}
+        return {name: limits for name, limits in found.items() if limits}
 
     def acquire(self) -> None:
         """Block until a request may go out (pause over and a token available).

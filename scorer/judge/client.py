@@ -19,10 +19,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from scorer.errors import CredentialsError, JudgeError, RunStopped
+from scorer.errors import CredentialsError, JudgeError, OverRateLimit, RunStopped
 from scorer.judge.catalog import NONSTREAMING_MAX_TOKENS
-from scorer.judge.retry import call_with_retries, classify, describe, stopped
+from scorer.judge.retry import call_with_retries, cause_of, classify, describe, stopped
 from scorer.judge.sdk import anthropic
+from scorer.pacing import MeteredRequest, metered
 from scorer.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -36,14 +37,14 @@ class ContextWindowExceeded(JudgeError):
     for the prompt, `chunk_index` the offending chunk.
     """
 
-    def __init__(self, tokens: int | None, limit: int, chunk_index: int | None) -> None:
+    def __init__(
+        self, tokens: int | None, limit: int, chunk_index: int | None, *, why: str = ""
+    ) -> None:
         self.tokens, self.limit, self.chunk_index = tokens, limit, chunk_index
         where = f"chunk {chunk_index}" if chunk_index is not None else "a judge request"
         size = f"needs {tokens} tokens" if tokens is not None else "is too long"
-        super().__init__(
-            f"{where} {size} but the judge model allows {limit}: "
-            "re-chunk with a smaller SCORER_CHUNK_BUDGET"
-        )
+        allows = why or f"{where} {size} but the judge model allows {limit}"
+        super().__init__(f"{allows}: re-chunk with a smaller SCORER_CHUNK_BUDGET")
 
 
 def make_client(
@@ -67,24 +68,37 @@ def make_client(
     )
 
 
-def _stream(client: anthropic.Anthropic, params: dict[str, Any]) -> Any:
+def _stream(client: anthropic.Anthropic, params: dict[str, Any], request: MeteredRequest) -> Any:
     with client.messages.stream(**params) as stream:
-        return stream.get_final_message()
+        message = stream.get_final_message()
+        request.answered(stream.response.headers, message.usage)
+        return message
 
 
 def _send_once(client: anthropic.Anthropic, params: dict[str, Any]) -> Any:
-    if params["max_tokens"] > NONSTREAMING_MAX_TOKENS:
-        return _stream(client, params)
-    try:
-        return client.messages.create(**params)
-    except ValueError as e:  # the SDK's long-request guard (some models allow less)
-        if "streaming" not in str(e).lower():
-            raise JudgeError(f"judge request rejected by the SDK: {e}") from e
-        return _stream(client, params)
+    with metered(params) as request:
+        try:
+            if params["max_tokens"] > NONSTREAMING_MAX_TOKENS:
+                return _stream(client, params, request)
+            try:
+                raw = client.messages.with_raw_response.create(**params)
+            except ValueError as e:  # the SDK's long-request guard (some models allow less)
+                if "streaming" not in str(e).lower():
+                    raise JudgeError(f"judge request rejected by the SDK: {e}") from e
+                return _stream(client, params, request)
+        except anthropic.APIStatusError as e:  # a 429 says where the limits stand too
+            request.answered(e.response.headers)
+            raise
+        message = raw.parse()
+        request.answered(raw.headers, message.usage)
+        return message
 
 
 def send(client: anthropic.Anthropic, params: dict[str, Any]) -> Any:
     """One Messages API call with retries; a `Message` (streamed when it may run long).
+
+    The response is read with `messages.with_raw_response`, so its rate-limit headers and
+    usage reach the limiter that admitted the call, if any (`scorer.pacing`).
 
     Raises:
         anthropic.APIError: The call failed after retries (map it with `api_failure`).
@@ -96,6 +110,9 @@ def api_failure(e: anthropic.APIError, window: int) -> JudgeError | CredentialsE
     """The typed error an API failure after retries turns into (see the module doc)."""
     if stopped(e):
         return RunStopped("run stopped before the judge request was sent")
+    over = cause_of(e, OverRateLimit)
+    if over is not None:  # never sent: re-chunk under the account's input limit
+        return ContextWindowExceeded(over.tokens, over.limit, None, why=str(over))
     if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
         return CredentialsError(f"ANTHROPIC_API_KEY was rejected by the API ({describe(e)})")
     message = api_message(e)

@@ -20,7 +20,7 @@ from typing import TypeVar
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
-from scorer.errors import RunStopped
+from scorer.errors import OverRateLimit, RunStopped
 from scorer.judge.sdk import anthropic
 from scorer.retry import RetryDecision, RetryKind, parse_retry_after
 
@@ -44,6 +44,8 @@ def classify(exc: BaseException) -> RetryDecision:
     """Decide whether a failed call is worth retrying (and how long the server asks)."""
     if stopped(exc):
         return RetryDecision(RetryKind.FATAL, reason="run stopped")
+    if cause_of(exc, OverRateLimit) is not None:  # waiting would never make it fit
+        return RetryDecision(RetryKind.FATAL, reason="larger than the account's rate limit")
     if isinstance(exc, anthropic.RateLimitError):
         return RetryDecision(RetryKind.RATE_LIMITED, retry_after_seconds(exc), "rate limited")
     if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
@@ -58,12 +60,20 @@ def classify(exc: BaseException) -> RetryDecision:
 def stopped(exc: BaseException | None) -> bool:
     """Whether a failure is a stopped run's refusal to send (`RunStopped`), however the
     SDK wrapped it (a transport error becomes an `APIConnectionError` from it)."""
+    return cause_of(exc, RunStopped) is not None
+
+
+E = TypeVar("E", bound=BaseException)
+
+
+def cause_of(exc: BaseException | None, kind: type[E]) -> E | None:
+    """The `kind` error behind `exc` (itself, or its cause or context, a few levels deep)."""
     seen = 0
     while exc is not None and seen < 10:
-        if isinstance(exc, RunStopped):
-            return True
+        if isinstance(exc, kind):
+            return exc
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
+    return None
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:

@@ -308,11 +308,14 @@ class FakeAnthropic:
         count_tokens_value: int | None = 1000,
         limits: Limits | None = None,
         clock: Callable[[], float] = time.monotonic,
+        time_scale: float = 1.0,
     ):
         self.replies: deque[Reply] = deque(replies or [])
         self.history: list[Recorded] = []
         self.count_tokens_value = count_tokens_value
-        self.account = MeteredAccount(limits, clock=clock) if limits else None
+        self.account = (
+            MeteredAccount(limits, clock=clock, time_scale=time_scale) if limits else None
+        )
         """The metered rate limits (None: unlimited); a refused request keeps its reply queued."""
         self._lock = threading.Lock()
 
