@@ -1,0 +1,32 @@
+"""`write_atomic`: a whole file or nothing, and a device or FIFO is written to, not replaced."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from scorer._fs import write_atomic
+
+
+def test_a_regular_file_is_replaced_whole(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "out.html"
+    write_atomic(path, "one")
+    write_atomic(path, "two")
+    assert path.read_text() == "two" and [p.name for p in path.parent.iterdir()] == ["out.html"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_is_written_to_not_replaced(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    write_atomic(fifo, "through the pipe")
+    reader.join(timeout=10)
+    assert got == ["through the pipe"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still a FIFO: `-o /dev/null` stays a device
