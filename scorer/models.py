@@ -11,10 +11,20 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
+from pathlib import PurePath
 from typing import Any, Literal, NamedTuple
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from scorer._identity import (
+    TASK_CHARS,
+    TimesFrom,
+    TitleFrom,
+    cut_text,
+    pick_title,
+    session_times,
+)
 
 
 class SourceKind(StrEnum):
@@ -254,18 +264,33 @@ class JudgeUsage(BaseModel):
 
 
 class SessionInfo(BaseModel):
-    """What a scorecard keeps about the judged session (for filters, trends and the viewer)."""
+    """Who a scored session is, for people: its title and task, the agent's models, when
+    it ran and where (for lists, filters, trends and the viewer). Built by `of`."""
 
+    title: str | None = None
+    """A short human title: the session's own title (Claude Code's summary, a Langfuse
+    trace name, a recording's title), else the task's or first prompt's first line, else
+    the folder (`<task>/session.jsonl`) or file name, else the session id."""
+    title_from: TitleFrom | None = None
+    """Where `title` came from."""
+    task: str | None = None
+    """The task text (explicit task, else the first human prompt), redacted, at most
+    `TASK_CHARS` characters."""
     started_at: datetime | None = None
-    """When the session started (its first event)."""
+    """When the session started (its first event; see `times_from`)."""
     ended_at: datetime | None = None
+    times_from: TimesFrom | None = None
+    """Where the start/end come from: `events` (event timestamps), `recording` (a
+    recording's header), `capture` (when a pane was captured), or `file` (the file's
+    modification time, minus the run's reported duration for the start: a fallback)."""
     project: str | None = None
     """Project name (the working directory's last path part)."""
     branch: str | None = None
     """The git branch the session worked on (the last one seen)."""
     agent_model: str | None = None
     """The coding agent's main model (the one that answered most often)."""
-    title: str | None = None
+    agent_models: list[str] = Field(default_factory=list)
+    """Every model the agent used, the main one first."""
     cwd: str | None = None
     n_events: int | None = None
     """Events in the rendered timeline, subagent events included."""
@@ -275,18 +300,34 @@ class SessionInfo(BaseModel):
     @classmethod
     def of(cls, session: Session, n_events: int | None = None) -> SessionInfo:
         """Describe a (redacted) session: pure, no I/O."""
-        models = Counter(
+        counts = Counter(
             e.model for _, e in session.iter_events() if e.kind == EventKind.ASSISTANT and e.model
         )
-        agent_model = models.most_common(1)[0][0] if models else None
+        screen = session.extra.get("screen") or {}
+        models = [m for m, _ in counts.most_common()] + [*session.models, screen.get("model")]
+        agent_models = [m for m in dict.fromkeys(models) if isinstance(m, str) and m]
+        cwd = session.cwd or screen.get("cwd")
+        first = next((e.text for e in session.events if e.kind == EventKind.PROMPT), None)
+        title, title_from = pick_title(
+            (session.title, session.task, first, screen.get("prompt")),
+            session.origin,
+            session.session_id,
+        )
+        started, ended, times_from = session_times(
+            session.started_at, session.ended_at, session.extra
+        )
         return cls(
-            started_at=session.started_at,
-            ended_at=session.ended_at,
-            project=session.project,
+            title=title,
+            title_from=title_from,
+            task=cut_text(session.task_text or screen.get("prompt"), TASK_CHARS),
+            started_at=started,
+            ended_at=ended,
+            times_from=times_from,
+            project=session.project or (PurePath(cwd).name if cwd else None),
             branch=session.git_branches[-1] if session.git_branches else None,
-            agent_model=agent_model or (session.models[0] if session.models else None),
-            title=session.title,
-            cwd=session.cwd,
+            agent_model=agent_models[0] if agent_models else None,
+            agent_models=agent_models,
+            cwd=cwd,
             n_events=session.n_events if n_events is None else n_events,
             langfuse_url=langfuse_link(session.origin, session.session_id)
             if session.source == SourceKind.LANGFUSE
@@ -335,6 +376,8 @@ UnscoredCode = Literal["invalid_output", "refused", "too_long"]
 
 Recommendation = Literal["continue", "retry", "escalate", "complete"]
 JudgeKind = Literal["llm", "heuristic"]
+Collection = Literal["production", "calibration"]
+"""Which runs a scorecard belongs to: the sessions people ran, or a calibration set."""
 
 
 class Scorecard(BaseModel):
@@ -347,8 +390,13 @@ class Scorecard(BaseModel):
 
     schema_version: int = SCORECARD_SCHEMA_VERSION
     """Version of this JSON shape."""
+    title: str | None = None
+    """The session's human title (the same as `session.title`), first for every reader."""
     session_id: str
     source: str
+    collection: Collection = "production"
+    """`calibration` for runs `score-calibrate` judged: lists, trends, the viewer and
+    exports leave them out unless asked (`--collection`)."""
     status: Literal["scored", "unscored"] = "scored"
     unscored_reason: str | None = None
     unscored_code: UnscoredCode | None = None
@@ -398,6 +446,17 @@ class Scorecard(BaseModel):
     def timeline(self) -> list[TimelineEvent] | None:
         """The redacted rendered timeline the judge read, when it was attached."""
         return self._timeline
+
+    @model_validator(mode="after")
+    def _title_of_session(self) -> Scorecard:
+        if self.title is None:
+            self.title = self.session.title
+        return self
+
+    def describe(self, info: SessionInfo) -> None:
+        """Set what the card says about its session (and the title it leads with)."""
+        self.session = info
+        self.title = info.title
 
     def attach_timeline(self, events: list[TimelineEvent]) -> None:
         """Keep the redacted rendered timeline with the card so the store can save it."""

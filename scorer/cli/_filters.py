@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -17,6 +18,28 @@ Until = Annotated[datetime | None, typer.Option(help="Only sessions that started
 Judge = Annotated[str | None, typer.Option(help="Only this judge kind (llm/heuristic).")]
 Model = Annotated[str | None, typer.Option(help="Only runs by this judge model.")]
 RubricVersion = Annotated[str | None, typer.Option(help="Only runs of this rubric version.")]
+Source = Annotated[
+    str | None, typer.Option(help="Only this source (claude-code, stream-json, langfuse...).")
+]
+Search = Annotated[
+    str | None,
+    typer.Option(help="Only runs whose title, task, project, id or summary has these words."),
+]
+
+
+class CollectionName(StrEnum):
+    production = "production"
+    calibration = "calibration"
+    all = "all"
+
+
+CollectionOpt = Annotated[
+    CollectionName,
+    typer.Option(
+        "--collection",
+        help="production (sessions people ran), calibration (score-calibrate's runs) or all.",
+    ),
+]
 AllRuns = Annotated[
     bool,
     typer.Option(
@@ -36,6 +59,9 @@ def run_filter(
     rubric_version: str | None = None,
     all_runs: bool = False,
     status: str | None = None,
+    source: str | None = None,
+    search: str | None = None,
+    collection: CollectionName = CollectionName.production,
 ) -> RunFilter:
     """The store filter for these options."""
     return RunFilter(
@@ -46,5 +72,8 @@ def run_filter(
         model=model,
         rubric_version=rubric_version,
         status=status,
+        source=source,
+        search=search,
+        collection=None if collection == CollectionName.all else collection.value,
         latest_per_session=not all_runs,
     )

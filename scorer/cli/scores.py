@@ -21,11 +21,15 @@ from scorer.cli._common import (
 )
 from scorer.cli._filters import (
     AllRuns,
+    CollectionName,
+    CollectionOpt,
     Judge,
     Model,
     Project,
     RubricVersion,
+    Search,
     Since,
+    Source,
     Until,
     run_filter,
 )
@@ -49,15 +53,53 @@ def list_command(
     limit: Annotated[int, typer.Option(min=1, help="Show at most this many runs.")] = 50,
     session: Annotated[str | None, typer.Option(help="Only this session id.")] = None,
     judge: Annotated[str | None, typer.Option(help="Only this judge kind (llm/heuristic).")] = None,
+    project: Project = None,
+    since: Since = None,
+    until: Until = None,
+    source: Source = None,
+    search: Search = None,
+    collection: CollectionOpt = CollectionName.production,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
-    """List stored runs, newest first."""
+    """List stored runs, newest first, each led by its session's title."""
+    where = run_filter(
+        project=project, since=since, until=until, judge=judge, source=source, search=search,
+        collection=collection, all_runs=True,
+    ).model_copy(update={"session_id": session})  # fmt: skip
     with ScoreStore() as store:
-        runs = store.list_runs(limit=limit, session_id=session, judge=judge)
+        runs = store.list_runs(limit=limit, where=where)
+        matching = store.count_runs(where)
+        stored = matching or store.count_runs()
+        path = store.path
     if as_json:
         print_json([r.model_dump(mode="json") for r in runs])
-    else:
-        out.print(runs_table(runs, out))
+        return
+    if not runs:
+        err.print(_nothing_listed(stored, path), highlight=False)
+        return
+    out.print(runs_table(runs, out, title=_list_title(len(runs), matching)))
+
+
+def _list_title(shown: int, matching: int) -> str:
+    """`95 runs`, or `50 of 95 runs (newest first; --limit N for more)`."""
+    if shown >= matching:
+        return plural(matching, "run")
+    return f"{shown} of {plural(matching, 'run')} (newest first; --limit N for more)"
+
+
+def _nothing_listed(stored: int, path: Path) -> str:
+    """What to do next when the list is empty: score something, or loosen the filters."""
+    if stored:
+        return (
+            f"no runs match these filters ({plural(stored, 'run')} stored, calibration runs "
+            "included; --collection all lists both)"
+        )
+    return (
+        f"no scored sessions yet in {path}\n"
+        "  score one:       score-session PATH  (a transcript; the repo has "
+        "examples/demo-session.jsonl)\n"
+        "  score them all:  score-backfill  (every finished session under ~/.claude/projects)"
+    )
 
 
 def resolve_session(store: ScoreStore, session: str) -> str:
@@ -154,6 +196,9 @@ def export_command(
     judge: Judge = None,
     model: Model = None,
     rubric_version: RubricVersion = None,
+    source: Source = None,
+    search: Search = None,
+    collection: CollectionOpt = CollectionName.production,
     all_runs: AllRuns = False,
 ) -> None:
     """Export stored runs: CSV/Parquet with one column per score and session field; JSONL
@@ -168,6 +213,9 @@ def export_command(
         model=model,
         rubric_version=rubric_version,
         all_runs=all_runs,
+        source=source,
+        search=search,
+        collection=collection,
     )
     if output is None and fmt == Format.parquet:
         raise usage_error("parquet is binary: give --output FILE")

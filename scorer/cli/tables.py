@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
-
-from scorer._text import plural
+from rich.text import Text
 
 if TYPE_CHECKING:
     from scorer.calibrate.stats import CalibrationResult, DimensionAgreement
@@ -50,51 +49,85 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-def runs_table(runs: list[RunSummary], console: Console | None = None) -> Table:
-    """One row per stored run: full ids in one wide table when it fits `console` (None:
-    always), else id prefixes with the project, and two lines per cell."""
-    wide = _wide_runs(runs)
+def runs_table(runs: list[RunSummary], console: Console | None = None, title: str = "") -> Table:
+    """One row per stored run, led by the session's title: full ids in one wide table when
+    it fits `console` (None: always), else two lines per cell with unique id prefixes.
+    Ids, dates and numbers are never wrapped; only a long title or model is shortened."""
+    wide = _wide_runs(runs, title)
     if console is None or _fits(wide, console):
         return wide
     ids = short_ids(r.session_id for r in runs)
-    table = Table(title=plural(len(runs), "stored run"), header_style="bold", box=box.SIMPLE_HEAD)
-    table.add_column("session\nproject", max_width=24, overflow="fold")
-    table.add_column("judge\nmodel", no_wrap=True)
-    table.add_column("overall", justify="right", no_wrap=True)
-    table.add_column("goal\nrecommendation", no_wrap=True)
-    table.add_column("cost", justify="right", no_wrap=True)
-    table.add_column("created (UTC)", no_wrap=True)
+    paid = any(r.judge != "heuristic" for r in runs)
+    # The other columns are short and never cut: the title column gets what is left.
+    others = [9, 8, *([9] if paid else []), 10]
+    room = max(20, console.width - sum(others) - 3 * (len(others) + 1) - 1)
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
+    table.add_column("title\nsession · project · agent model", max_width=room, no_wrap=True)
+    table.add_column("overall\njudge", justify="right", no_wrap=True, min_width=others[0])
+    table.add_column("goal\nrec.", no_wrap=True, min_width=others[1])
+    if paid:
+        table.add_column("cost", justify="right", no_wrap=True, min_width=others[2])
+    table.add_column("started\n(UTC)", no_wrap=True, min_width=others[-1])
     for r in runs:
-        table.add_row(
-            f"{ids[r.session_id]}\n[dim]{r.session.project or '-'}[/]",
-            f"{r.judge}\n[dim]{_model(r.model)}[/]",
-            _overall(r),
+        when = r.session.started_at
+        where = f"{ids[r.session_id]} · {r.session.project or '-'} · {agent_model(r)}"
+        cells: list[RenderableType] = [
+            _cut(r.title or "-", room) + Text("\n") + _cut(where, room, style="dim"),
+            _overall_text(r) + Text(f"\n{r.judge}", style="dim"),
             f"{r.goal or '-'}\n[dim]{r.recommendation or '-'}[/]",
-            f"${r.cost_usd:.4f}",
-            f"{r.created_at:%Y-%m-%d}\n{r.created_at:%H:%M}",
-        )
+        ]
+        if paid:
+            cells.append(_cost(r))
+        cells.append(f"{when:%Y-%m-%d}\n{when:%H:%M}" if when else "-")
+        table.add_row(*cells)
     return table
 
 
-def _wide_runs(runs: list[RunSummary]) -> Table:
-    table = Table(title=plural(len(runs), "stored run"), header_style="bold")
-    for col in ("session", "project", "judge", "model", "overall", "goal", "recommendation"):
-        table.add_column(col, justify="right" if col == "overall" else "left")
-    table.add_column("cost", justify="right")
-    table.add_column("created (UTC)", no_wrap=True)
+def _wide_runs(runs: list[RunSummary], title: str) -> Table:
+    table = Table(title=title, header_style="bold")
+    table.add_column("title", max_width=48, overflow="ellipsis", no_wrap=True)
+    table.add_column("session", no_wrap=True)
+    table.add_column("project", no_wrap=True)
+    table.add_column("agent model", max_width=24, overflow="ellipsis", no_wrap=True)
+    for col in ("judge", "overall", "goal", "recommendation"):
+        table.add_column(col, justify="right" if col == "overall" else "left", no_wrap=True)
+    table.add_column("cost", justify="right", no_wrap=True)
+    table.add_column("started (UTC)", no_wrap=True)
     for r in runs:
+        when = r.session.started_at
         table.add_row(
+            r.title or "-",
             r.session_id,
             r.session.project or "-",
-            r.judge,
-            r.model or "-",
+            agent_model(r),
+            r.judge + (f" {r.model}" if r.model else ""),
             _overall(r),
             r.goal or "-",
             r.recommendation or "-",
-            f"${r.cost_usd:.4f}",
-            r.created_at.strftime("%Y-%m-%d %H:%M"),
+            _cost(r),
+            f"{when:%Y-%m-%d %H:%M}" if when else "-",
         )
     return table
+
+
+def _cut(text: str, width: int, style: str = "") -> Text:
+    """One line of at most `width` cells, cut with `…`."""
+    line = Text(text, style=style)
+    line.truncate(width, overflow="ellipsis")
+    return line
+
+
+def agent_model(r: RunSummary) -> str:
+    """The agent's main model, with `+N` when it used more."""
+    models = r.session.agent_models or ([r.session.agent_model] if r.session.agent_model else [])
+    if not models:
+        return "-"
+    return _model(models[0]) + (f" +{len(models) - 1}" if len(models) > 1 else "")
+
+
+def _cost(r: RunSummary) -> str:
+    """The judge's cost; `-` for the heuristic judge, which calls no model."""
+    return "-" if r.judge == "heuristic" else f"${r.cost_usd:.4f}"
 
 
 def _fits(table: Table, console: Console) -> bool:
@@ -106,6 +139,10 @@ def _fits(table: Table, console: Console) -> bool:
 
 def _overall(r: RunSummary) -> str:
     return f"{r.overall:.2f}" if r.overall is not None else f"[red]{r.status}[/]"
+
+
+def _overall_text(r: RunSummary) -> Text:
+    return Text(f"{r.overall:.2f}") if r.overall is not None else Text(r.status, style="red")
 
 
 def _model(model: str | None) -> str:

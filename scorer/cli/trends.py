@@ -13,14 +13,19 @@ from rich.table import Table
 from scorer.cli._common import err, handle_errors, out, print_json
 from scorer.cli._filters import (
     AllRuns,
+    CollectionName,
+    CollectionOpt,
     Judge,
     Model,
     Project,
     RubricVersion,
+    Search,
     Since,
+    Source,
     Until,
     run_filter,
 )
+from scorer.cli.tables import NARROW, short_ids
 from scorer.results.rows import SHORT_NAMES
 from scorer.results.trends import TREND_SCORES, DimensionStat, Trends, compute_trends
 from scorer.sinks.store import ScoreStore
@@ -54,7 +59,8 @@ def trends_tables(trends: Trends, width: int = 200) -> Group:
     names = list(TREND_SCORES)
     parts = [names[i : i + per_table] for i in range(0, len(names), per_table)]
     return Group(
-        *(_means(trends, part, first=i == 0) for i, part in enumerate(parts)), _lowest(trends)
+        *(_means(trends, part, first=i == 0) for i, part in enumerate(parts)),
+        _lowest(trends, width),
     )
 
 
@@ -76,24 +82,23 @@ def _means(trends: Trends, names: list[str], *, first: bool) -> Table:
     return means
 
 
-def _lowest(trends: Trends) -> Table:
+def _lowest(trends: Trends, width: int) -> Table:
+    """The lowest sessions, led by their titles; ids as unique prefixes, never wrapped."""
+    ids = short_ids(low.session_id for p in trends.periods for low in p.lowest)
     lowest = Table(title=f"lowest overall per {trends.by}", header_style="bold")
-    for col in (trends.by, "overall", "goal", "recommendation", "project", "session"):
-        lowest.add_column(
-            col,
-            justify="right" if col == "overall" else "left",
-            no_wrap=col != "session",
-            overflow="fold",
-        )
+    lowest.add_column(trends.by, no_wrap=True)
+    lowest.add_column("overall", justify="right", no_wrap=True)
+    lowest.add_column("title", ratio=1, overflow="ellipsis", no_wrap=True, min_width=12)
+    lowest.add_column("goal", no_wrap=True)
+    lowest.add_column("session", no_wrap=True)
     for period in trends.periods:
         for low in period.lowest:
             lowest.add_row(
                 period.label,
                 f"{low.overall:.2f}",
+                low.title or "-",
                 low.goal or "-",
-                low.recommendation or "-",
-                low.project or "-",
-                low.session_id,
+                ids[low.session_id] if width < NARROW else low.session_id,
             )
     return lowest
 
@@ -107,6 +112,9 @@ def trends_command(
     judge: Judge = None,
     model: Model = None,
     rubric_version: RubricVersion = None,
+    source: Source = None,
+    search: Search = None,
+    collection: CollectionOpt = CollectionName.production,
     all_runs: AllRuns = False,
     lowest: Annotated[int, typer.Option(min=0, help="Lowest sessions listed per period.")] = 3,
     scale: Annotated[
@@ -125,6 +133,9 @@ def trends_command(
         rubric_version=rubric_version,
         all_runs=all_runs,
         status="scored",
+        source=source,
+        search=search,
+        collection=collection,
     )
     with ScoreStore() as store:
         runs = store.runs(where)

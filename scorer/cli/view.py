@@ -11,11 +11,14 @@ import typer
 from scorer._fs import write_atomic
 from scorer.cli._common import err, handle_errors
 from scorer.cli._filters import (
+    CollectionName,
+    CollectionOpt,
     Judge,
     Model,
     Project,
     RubricVersion,
     Since,
+    Source,
     Until,
     run_filter,
 )
@@ -52,6 +55,8 @@ def view_command(
     judge: Judge = None,
     model: Model = None,
     rubric_version: RubricVersion = None,
+    source: Source = None,
+    collection: CollectionOpt = CollectionName.production,
     all_runs: Annotated[
         bool, typer.Option("--all-runs/--latest", help="Every run, or each session's newest.")
     ] = True,
@@ -62,8 +67,8 @@ def view_command(
     from scorer.view.page import render_page
 
     filters = dict(project=project, since=since, until=until, judge=judge, model=model)
-    filters.update(rubric_version=rubric_version)
-    where = run_filter(**filters, all_runs=all_runs)  # type: ignore[arg-type]
+    filters.update(rubric_version=rubric_version, source=source)
+    where = run_filter(**filters, all_runs=all_runs, collection=collection)  # type: ignore[arg-type]
     started = time.perf_counter()
     with ScoreStore() as store:
         runs = store.runs(where)

@@ -10,8 +10,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from scorer._text import plural
 from scorer.judge.rubric import default_rubric
-from scorer.models import Scorecard
+from scorer.models import DimensionScore, Scorecard
 
 if TYPE_CHECKING:
     from scorer.prepare import Prepared
@@ -118,43 +119,78 @@ def _judge_notes(card: Scorecard) -> list[Text]:
     return notes
 
 
+def card_header(card: Scorecard) -> Text:
+    """The session first: its title, then id, project, agent model and start time."""
+    info = card.session
+    facts = [card.session_id, info.project, info.agent_model]
+    if info.started_at:
+        facts.append(f"{info.started_at:%Y-%m-%d %H:%M} UTC")
+    line = Text(" · ".join(f for f in facts if f), style="dim")
+    return Text(card.title, style="bold") + Text("\n") + line if card.title else line
+
+
+def _evidence(score: DimensionScore, limit: int = 4) -> Text:
+    """`#12 “3 passed”` per cited event with the judge's quote (one line each), bare refs
+    together on one line; `?` marks an event the timeline does not have."""
+    quoted, bare = Text(), Text()
+    for e in score.evidence[:limit]:
+        ref = Text(f"#{e.event}" + ("" if e.valid else "?"), style="cyan" if e.valid else "red")
+        quote = " ".join(e.quote.split())
+        if not quote:
+            bare.append_text(Text(" ") + ref if bare else ref)
+            continue
+        quote = quote if len(quote) <= 70 else quote[:69] + "…"
+        quoted.append_text(Text("\n") + ref + Text(f" “{quote}”", style="dim"))
+    more = len(score.evidence) - limit
+    if more > 0:
+        bare.append(f" (+{more} more)", style="dim")
+    return quoted + (Text("\n") + bare if bare else Text())
+
+
+def _usage_line(card: Scorecard) -> Text:
+    if card.judge == "heuristic":  # no model was called: no tokens, no cost
+        return Text.from_markup(
+            f"recommendation: [bold]{card.recommendation or '-'}[/]   "
+            "judge: heuristic (offline rules, no model called)"
+        )
+    u = card.usage
+    return Text.from_markup(
+        f"recommendation: [bold]{card.recommendation or '-'}[/]   "
+        f"{plural(card.n_chunks, 'chunk')}   {plural(u.requests, 'request')}   "
+        f"tokens in/out/cache-r/cache-w: {u.input_tokens:,}/{u.output_tokens:,}/"
+        f"{u.cache_read_tokens:,}/{u.cache_write_tokens:,}   cost: ${card.cost_usd:.4f}"
+    )
+
+
 def scorecard_view(card: Scorecard) -> Group:
-    """The scorecard: one row per dimension, then recommendation, usage and cost."""
+    """The scorecard: the session's title, one row per dimension (rationale and the quoted
+    evidence), then recommendation, usage and cost."""
+    judge = f"judge={card.judge}" + (f" model={card.model}" if card.model else "")
     if card.status != "scored":
         return Group(
+            card_header(card),
             Panel(
                 Text.from_markup("[bold red]UNSCORED[/] ")
-                + Text(f"{card.session_id}\nreason: {card.unscored_reason}"),
-                title=f"judge={card.judge} model={card.model or '-'}",
+                + Text(f"reason: {card.unscored_reason}"),
+                title=judge,
             ),
             *_judge_notes(card),
         )
-    table = Table(
-        title=f"{card.session_id} — judge={card.judge} model={card.model or '-'}",
-        header_style="bold",
-    )
+    table = Table(title=judge, header_style="bold")
     table.add_column("dimension")
     table.add_column("score", justify="right")
-    table.add_column("rationale", overflow="fold", ratio=3)
-    table.add_column("evidence", overflow="fold", ratio=1)
+    table.add_column("rationale and evidence", overflow="fold", ratio=1)
     # stored cards from before the rubric order was fixed may list them differently
     for name, score in default_rubric().ordered(card.scores).items():
         value = score.label or (
             f"{score.value:.2f}" if name == "overall_quality" else f"{score.value:g}"
         )
-        refs = " ".join(f"#{e.event}" + ("" if e.valid else "?") for e in score.evidence[:6])
         rationale = (score.rationale or "").strip().splitlines()
-        table.add_row(name, value, rationale[0] if rationale else "", refs)
-    u = card.usage
-    footer = Text.from_markup(
-        f"recommendation: [bold]{card.recommendation or '-'}[/]   chunks: {card.n_chunks}   "
-        f"tokens in/out/cache-r/cache-w: {u.input_tokens:,}/{u.output_tokens:,}/"
-        f"{u.cache_read_tokens:,}/{u.cache_write_tokens:,}   cost: ${card.cost_usd:.4f}"
-    )
-    parts: list[Any] = [table]
+        table.add_row(name, value, Text(rationale[0] if rationale else "") + _evidence(score))
+    parts: list[Any] = [card_header(card), table]
     if card.requirements:
         parts.append(checklist_table(card))
-    parts.append(footer)
+    parts.append(_usage_line(card))
     if card.summary:
         parts.append(Text(card.summary))
     parts += _judge_notes(card)

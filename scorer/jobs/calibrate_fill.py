@@ -120,6 +120,7 @@ def _score_one(
     label: Label, judge: Any, store: Any, budget: Budget, result: FillResult, opts: FillOptions
 ) -> None:
     from scorer.jobs.estimate import estimate_prepared
+    from scorer.jobs.score import attach_session
     from scorer.prepare import prepare
     from scorer.sinks.base import publish
     from scorer.sources import resolve
@@ -147,6 +148,8 @@ def _score_one(
         result.add_cost(card.cost_usd)
         card.meta.setdefault("redactions", prepared.redactions.total)
         card.meta.setdefault("origin", prepared.session.origin)
+        card = attach_session(card, prepared)
+        card.collection = "calibration"  # kept out of production lists, trends and views
         publish(card, [store])
         with result._lock:
             result.scored += card.status == "scored"

@@ -63,7 +63,7 @@ def attach_session(card: Scorecard, prepared: Prepared) -> Scorecard:
     warnings = prepared.session.extra.get("warnings")
     if warnings:  # lines of the input that were skipped or decoded with replacements
         card.meta.setdefault("input_warnings", list(warnings))
-    card.session = SessionInfo.of(prepared.session, n_events=len(prepared.events))
+    card.describe(SessionInfo.of(prepared.session, n_events=len(prepared.events)))
     card.attach_timeline([TimelineEvent(*e) for e in prepared.events])
     return card
 

@@ -42,7 +42,7 @@ CATEGORICAL: list[str] = [
     d.name for d in default_rubric().dimensions if d.data_type == "CATEGORICAL"
 ]
 
-_SESSION = ("project", "branch", "agent_model", "started_at", "ended_at", "n_events", "title")
+_SESSION = ("project", "branch", "agent_model", "started_at", "ended_at", "times_from", "n_events")
 _CARD = ("status", "unscored_reason", "judge", "model")
 _VERSIONS = ("prompt_version", "prompt_hash", "rubric_version", "rubric_hash", "package_version")
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests")
@@ -52,8 +52,10 @@ _TYPES = {"n_events": "int", "started_at": "datetime", "ended_at": "datetime"}
 
 def _columns() -> dict[str, str]:
     """Column name → kind (str, int, float, datetime), in export order."""
-    cols: dict[str, str] = {"run_id": "int", "session_id": "str", "source": "str"}
+    cols: dict[str, str] = {"title": "str", "run_id": "int", "session_id": "str", "source": "str"}
+    cols["collection"] = "str"
     cols.update({k: _TYPES.get(k, "str") for k in _SESSION})
+    cols["agent_models"] = "str"
     cols.update(dict.fromkeys(_CARD, "str"))
     cols[OVERALL] = "float"
     for name in DIMENSIONS:
@@ -65,7 +67,7 @@ def _columns() -> dict[str, str]:
     cols["n_chunks"] = "int"
     cols.update(dict.fromkeys(_USAGE, "int"))
     cols.update(cost_usd="float", created_at="datetime", pushed_at="datetime")
-    cols.update(langfuse_url="str", summary="str")
+    cols.update(langfuse_url="str", summary="str", task="str")
     return cols
 
 
@@ -76,9 +78,10 @@ COLUMNS: dict[str, str] = _columns()
 def flat_row(run: StoredRun) -> dict[str, Any]:
     """One run as a flat dict with exactly `COLUMNS`, in that order (pure)."""
     card, info = run.card, run.card.session
-    row: dict[str, Any] = {"run_id": run.run_id, "session_id": card.session_id}
-    row["source"] = card.source
+    row: dict[str, Any] = {"title": card.title, "run_id": run.run_id}
+    row.update(session_id=card.session_id, source=card.source, collection=card.collection)
     row.update({k: getattr(info, k) for k in _SESSION})
+    row["agent_models"] = ", ".join(info.agent_models) or None
     row.update({k: getattr(card, k) for k in _CARD})
     row[OVERALL] = card.overall
     for name in DIMENSIONS:
@@ -91,7 +94,7 @@ def flat_row(run: StoredRun) -> dict[str, Any]:
     row["n_chunks"] = card.n_chunks
     row.update({k: getattr(card.usage, k) for k in _USAGE})
     row.update(cost_usd=card.cost_usd, created_at=card.created_at, pushed_at=run.pushed_at)
-    row.update(langfuse_url=info.langfuse_url, summary=card.summary)
+    row.update(langfuse_url=info.langfuse_url, summary=card.summary, task=info.task)
     return {k: row[k] for k in COLUMNS}
 
 

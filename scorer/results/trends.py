@@ -1,8 +1,9 @@
 """Trends over time: per period (ISO week or day), each dimension's mean with its count
 and a t confidence interval, plus the lowest-scoring sessions. Pure: runs in, numbers out.
 
-A session is placed in the period of its start time (UTC), or of when it was scored for
-runs stored before start times were kept. Only scored runs count.
+A session is placed in the period of its start time (UTC), else of its end (a pane
+capture's file time), else of when it was scored (runs stored before session times were
+kept). Only scored runs count.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class LowSession(BaseModel):
     """One of a period's lowest-scoring sessions."""
 
     run_id: int
+    title: str | None = None
     session_id: str
     project: str | None
     started_at: datetime
@@ -71,8 +73,9 @@ class Trends(BaseModel):
 
 
 def when(run: StoredRun) -> datetime:
-    """The time a run is filed under: session start, else scoring time (UTC)."""
-    moment = run.card.session.started_at or run.card.created_at
+    """The time a run is filed under: session start, else its end, else scoring time (UTC)."""
+    info = run.card.session
+    moment = info.started_at or info.ended_at or run.card.created_at
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
@@ -182,6 +185,7 @@ def _low(run: StoredRun) -> LowSession:
     goal = run.card.scores.get("goal_achievement")
     return LowSession(
         run_id=run.run_id,
+        title=run.card.title,
         session_id=run.card.session_id,
         project=run.card.session.project,
         started_at=when(run),

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from scorer.models import Scorecard, SessionInfo
 
-__all__ = ["RunFilter", "RunSummary", "ScoreValue", "StoredRun", "filters", "iso"]
+__all__ = ["RunFilter", "RunSummary", "ScoreValue", "StoredRun", "filters", "iso", "like_escape"]
 
 
 class StoredRun(BaseModel):
@@ -24,8 +24,8 @@ class StoredRun(BaseModel):
 class RunFilter(BaseModel):
     """Which runs to read (every field optional; None means any).
 
-    `since`/`until` apply to the session's start time, or to when it was scored for
-    runs stored before the start time was kept.
+    `since`/`until` apply to the session's start time, else its end (a pane capture's
+    file time), else when it was scored (runs stored before session times were kept).
     """
 
     session_id: str | None = None
@@ -34,35 +34,60 @@ class RunFilter(BaseModel):
     model: str | None = None
     rubric_version: str | None = None
     status: str | None = None
+    source: str | None = None
+    collection: str | None = "production"
+    """`production` (the default: sessions people ran), `calibration`, or None for both."""
     since: datetime | None = None
     until: datetime | None = None
+    search: str | None = None
+    """Words that must all appear (case-insensitive) in the title, task, project,
+    session id, branch, agent model or summary."""
     latest_per_session: bool = False
     """Keep only each session's newest run (after the other filters)."""
 
-    def sql(self) -> tuple[str, tuple[Any, ...]]:
-        """The WHERE clause over `runs` and its parameters."""
+    def sql(self, table: str = "") -> tuple[str, tuple[Any, ...]]:
+        """The WHERE clause over `runs` (aliased `table`, e.g. `r.`) and its parameters."""
         where, params = filters(
+            table,
             session_id=self.session_id,
             project=self.project,
             judge=self.judge,
             model=self.model,
             rubric_version=self.rubric_version,
             status=self.status,
+            source=self.source,
+            collection=self.collection,
         )
-        when = "COALESCE(started_at, created_at)"
+        when = f"COALESCE({table}started_at, {table}ended_at, {table}created_at)"
         if self.since is not None:
             where, params = f"{where} AND {when} >= ?", (*params, iso(self.since))
         if self.until is not None:
             where, params = f"{where} AND {when} < ?", (*params, iso(self.until))
+        for word in (self.search or "").split():
+            fields = " OR ".join(f"{table}{c} LIKE ? ESCAPE '\\'" for c in SEARCHED)
+            where = f"{where} AND ({fields})"
+            params = (*params, *[f"%{like_escape(word)}%"] * len(SEARCHED))
         return where, params
+
+
+SEARCHED = ("title", "task", "project", "session_id", "branch", "agent_model", "summary")
+"""The `runs` columns a search looks in."""
+
+
+def like_escape(text: str) -> str:
+    """`text` with LIKE's wildcards escaped (for `ESCAPE '\\'`)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class RunSummary(BaseModel):
     """One stored run, as `scorer scores list` shows it."""
 
     run_id: int
+    title: str | None = None
+    """The session's human title (`session.title`)."""
     session_id: str
     source: str
+    collection: str = "production"
     status: str
     judge: str
     model: str | None

@@ -5,11 +5,23 @@ v2: the session's start/end time, project, branch and agent model on `runs` (plu
     rest of `SessionInfo` as JSON), and `timelines`: the redacted rendered timeline of
     each session, gzip-compressed JSON `[[index, depth, text], ...]`, for the viewer.
     Runs stored before v2 keep NULLs there (their session was not kept).
+v3: the session's human `title` and `task` text and the run's `collection` (`production`,
+    or `calibration` for runs `score-calibrate` judged) on `runs`. Older runs get the
+    title their session info has, else the first prompt of their stored timeline
+    (`AFTER[3]`), and stay in `production`.
 """
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS"]
+import gzip
+import json
+import re
+import sqlite3
+from collections.abc import Callable
+
+from scorer._identity import TASK_CHARS, cut_text, one_line
+
+__all__ = ["AFTER", "MIGRATIONS"]
 
 MIGRATIONS: list[str] = [
     """
@@ -78,4 +90,46 @@ MIGRATIONS: list[str] = [
         rendered_at TEXT NOT NULL
     );
     """,
+    """
+    ALTER TABLE runs ADD COLUMN title TEXT;
+    ALTER TABLE runs ADD COLUMN task TEXT;
+    ALTER TABLE runs ADD COLUMN collection TEXT NOT NULL DEFAULT 'production';
+    CREATE INDEX runs_collection ON runs (collection, started_at);
+    """,
 ]
+
+_PROMPT = re.compile(r"^#\d+ USER: ?", re.MULTILINE)
+
+
+def _titles_from_timelines(db: sqlite3.Connection) -> None:
+    """Give runs stored before v3 a title and task: their session info's title, else the
+    first prompt of their stored (redacted) timeline."""
+    rows = db.execute("SELECT id, session_id, session_info FROM runs WHERE title IS NULL")
+    for run_id, session_id, info_text in rows.fetchall():
+        info = json.loads(info_text or "{}")
+        prompt = _first_prompt(db, session_id)
+        own = info.get("title")
+        title = own or one_line(prompt)
+        if title is None:
+            continue
+        info.update(title=title, title_from="session" if own else "first prompt")
+        info.setdefault("task", cut_text(prompt, TASK_CHARS))
+        db.execute(
+            "UPDATE runs SET title = ?, task = ?, session_info = ? WHERE id = ?",
+            (title, info["task"], json.dumps(info, ensure_ascii=False), run_id),
+        )
+
+
+def _first_prompt(db: sqlite3.Connection, session_id: str) -> str | None:
+    row = db.execute("SELECT events FROM timelines WHERE session_id = ?", (session_id,)).fetchone()
+    if row is None:
+        return None
+    for _, _, text in json.loads(gzip.decompress(row[0])):
+        match = _PROMPT.match(text)
+        if match:
+            return text[match.end() :]
+    return None
+
+
+AFTER: dict[int, Callable[[sqlite3.Connection], None]] = {3: _titles_from_timelines}
+"""Python steps run right after the script that brings a store to that version."""

@@ -42,10 +42,12 @@ from scorer.sinks._store_query import (
     RunSummary,
     ScoreValue,
     StoredRun,
+    like_escape,
     recency,
 )
 from scorer.sinks._store_query import filters as _filters
 from scorer.sinks._store_query import iso as _iso
+from scorer.sinks._store_schema import AFTER as _AFTER
 from scorer.sinks._store_schema import MIGRATIONS as _MIGRATIONS
 
 __all__ = ["RunFilter", "RunSummary", "ScoreStore", "ScoreValue", "StoredRun"]
@@ -55,7 +57,7 @@ _RUN_COLUMNS = (
     *("prompt_version", "prompt_hash", "rubric_version", "rubric_hash", "package_version"),
     *("recommendation", "summary", "accomplishments", "failures", "unknown_refs", "n_chunks"),
     *("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests"),
-    *("cost_usd", "created_at", "meta"),
+    *("cost_usd", "created_at", "meta", "collection"),
 )
 _SESSION_COLUMNS = ("started_at", "ended_at", "project", "branch", "agent_model")
 _JSON_COLUMNS = ("accomplishments", "failures", "unknown_refs", "meta")
@@ -84,7 +86,7 @@ def _run_row(card: Scorecard) -> dict[str, Any]:
     for key in _JSON_COLUMNS:
         row[key] = json.dumps(row[key], ensure_ascii=False)
     info = clean["session"]
-    row.update({k: info[k] for k in _SESSION_COLUMNS})
+    row.update({k: info[k] for k in (*_SESSION_COLUMNS, "title", "task")})
     for key in ("started_at", "ended_at"):
         when = getattr(card.session, key)
         row[key] = _iso(when) if when else None
@@ -222,9 +224,11 @@ class ScoreStore:
                     f"{self.path} has schema v{version}, newer than this scorer "
                     f"(v{len(_MIGRATIONS)}); upgrade session-scorer"
                 )
-            for script in _MIGRATIONS[version:]:
+            for reached, script in enumerate(_MIGRATIONS[version:], start=version + 1):
                 for statement in filter(str.strip, script.split(";")):
                     db.execute(statement)
+                if reached in _AFTER:
+                    _AFTER[reached](db)
             db.execute("UPDATE schema_version SET version = ?", (len(_MIGRATIONS),))
 
     # ---- writes ------------------------------------------------------------------------
@@ -370,17 +374,29 @@ class ScoreStore:
         session_id: str | None = None,
         judge: str | None = None,
         since: datetime | None = None,
+        where: RunFilter | None = None,
     ) -> list[RunSummary]:
-        """The newest runs first, with overall and goal label joined in."""
-        where, params = _filters("r.", session_id=session_id, judge=judge)
+        """The newest runs first, with overall and goal label joined in.
+
+        Args:
+            limit: At most this many.
+            session_id: Only this session.
+            judge: Only this judge kind.
+            since: Only runs scored at or after this time.
+            where: More filters (project, source, search, collection...); None: every
+                run of every collection.
+        """
+        clause, params = (where or RunFilter(collection=None)).sql("r.")
+        extra, more = _filters("r.", session_id=session_id, judge=judge)
+        clause, params = f"{clause} AND {extra}", (*params, *more)
         if since is not None:
-            where += " AND r.created_at >= ?"
+            clause += " AND r.created_at >= ?"
             params += (_iso(since),)
         rows = self._query(
             "SELECT r.*, o.value AS overall, g.label AS goal FROM runs r "
             "LEFT JOIN scores o ON o.run_id = r.id AND o.name = 'overall_quality' "
             "LEFT JOIN scores g ON g.run_id = r.id AND g.name = 'goal_achievement' "
-            f"WHERE {where} ORDER BY r.created_at DESC, r.id DESC LIMIT ?",
+            f"WHERE {clause} ORDER BY r.created_at DESC, r.id DESC LIMIT ?",
             (*params, limit),
         )
         scores = self._score_values([r["id"] for r in rows])
@@ -394,6 +410,11 @@ class ScoreStore:
             )
             for r in rows
         ]
+
+    def count_runs(self, where: RunFilter | None = None) -> int:
+        """How many stored runs match `where` (None: every run of every collection)."""
+        clause, params = (where or RunFilter(collection=None)).sql()
+        return int(self._query(f"SELECT COUNT(*) AS n FROM runs WHERE {clause}", params)[0]["n"])
 
     def _score_values(self, run_ids: list[int]) -> dict[int, dict[str, ScoreValue]]:
         by_run: dict[int, dict[str, ScoreValue]] = {}
@@ -413,7 +434,7 @@ class ScoreStore:
     def runs(self, where: RunFilter | None = None) -> list[StoredRun]:
         """Stored runs matching `where`, oldest session start first (viewer, export)."""
         clause, params = (where or RunFilter()).sql()
-        order = "ORDER BY COALESCE(started_at, created_at), created_at, id"
+        order = "ORDER BY COALESCE(started_at, ended_at, created_at), created_at, id"
         stored = [
             StoredRun(run_id=r["id"], pushed_at=r["pushed_at"], push_error=r["push_error"], card=c)
             for r, c in self._load(clause, params, order)
@@ -448,10 +469,9 @@ class ScoreStore:
 
     def find_sessions(self, prefix: str) -> list[str]:
         """Stored session ids starting with `prefix` (for short ids on the command line)."""
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self._query(
             "SELECT DISTINCT session_id FROM runs WHERE session_id LIKE ? ESCAPE '\\' "
             "ORDER BY session_id",
-            (escaped + "%",),
+            (like_escape(prefix) + "%",),
         )
         return [r["session_id"] for r in rows]

@@ -9,9 +9,11 @@ lone surrogate escapes are decoded with U+FFFD and counted. Anything but a regul
 from __future__ import annotations
 
 import json
+import os
 import re
 import stat
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from itertools import compress, count, islice, repeat
 from operator import add
 from pathlib import Path
@@ -42,6 +44,9 @@ class JsonLines:
     """Of `bad_lines`, those nested deeper than `MAX_JSON_DEPTH`."""
     non_utf8_lines: int = 0
     """Lines that were not UTF-8, decoded with U+FFFD replacement characters and kept."""
+    modified: str | None = field(default=None, compare=False)
+    """The file's modification time (UTC, ISO): a session without timestamps of its own
+    gets it as a labelled fallback end time (`SessionInfo.times_from == "file"`)."""
 
     def warnings(self) -> list[str]:
         """One sentence per kind of problem, for the dry run, the scorecard and stderr."""
@@ -162,18 +167,20 @@ def decode_lines(lines: list[bytes], stats: JsonLines) -> list[Any]:
     return objs
 
 
-def require_regular_file(path: Path) -> None:
-    """Refuse anything but a regular file (a FIFO would block `open` forever).
+def require_regular_file(path: Path) -> os.stat_result:
+    """Refuse anything but a regular file (a FIFO would block `open` forever); returns
+    its `stat`.
 
     Raises:
         SourceError: The path is missing, a dangling or looping symlink, or not a file.
     """
     try:
-        mode = path.stat().st_mode
+        info = path.stat()
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(info.st_mode):
         raise SourceError(f"{path} is not a regular file")
+    return info
 
 
 def read_jsonl(path: Path) -> JsonLines:
@@ -183,14 +190,14 @@ def read_jsonl(path: Path) -> JsonLines:
         SourceError: The file is not a regular file, cannot be read, looks binary, or is a
             single JSON document (array/object) rather than JSON lines.
     """
-    require_regular_file(path)
+    info = require_regular_file(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if b"\x00" in data[:_BINARY_PROBE]:
         raise SourceError(f"{path} is a binary file, not a JSONL transcript")
-    out = JsonLines()
+    out = JsonLines(modified=datetime.fromtimestamp(info.st_mtime, UTC).isoformat())
     # Without a CR, splitting at LF cuts exactly where `splitlines` would, a bit faster.
     pieces = data.splitlines() if b"\r" in data else data.split(b"\n")
     lines = list(filter(bytes.strip, pieces))  # blank lines do not count

@@ -168,6 +168,7 @@ class ClaudeCodeSource:
                 "n_lines": lines.n_lines,
                 "bad_lines": lines.bad_lines,
                 "non_utf8_lines": lines.non_utf8_lines,
+                "file_mtime": lines.modified,
                 "warnings": lines.warnings(),
                 "duplicate_lines": main.duplicate_lines,
                 "turn_duration_ms": main.turn_duration_ms,

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from langfuse.api.commons.types.observation_v2 import ObservationV2
 
+from scorer._identity import is_generic_name
 from scorer.errors import EmptySessionError
 from scorer.langfuse_client import get_client
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
@@ -164,11 +165,14 @@ def observations_to_session(
     url = session_url(host, project_id, session_id) if host else None
     costs = [o.total_cost for o in observations if o.total_cost is not None]
     cwd = _meta_get(root_meta, "cwd")
+    # A trace name set by the caller is a title; the plugin's `Turn N` names are not.
+    title = next((r.trace_name for r in roots if not is_generic_name(r.trace_name)), None)
     branches = _unique(_branch(_meta_get(_metadata(r), "git_branch")) for r in roots)
     return Session(
         session_id=session_id,
         source=SourceKind.LANGFUSE,
         origin=url or f"langfuse:{session_id}",
+        title=title,
         project=Path(cwd).name if isinstance(cwd, str) and cwd else None,
         cwd=cwd if isinstance(cwd, str) else None,
         git_branches=[b for b in branches if b],

@@ -191,6 +191,7 @@ class StreamJsonSource:
             raise EmptySessionError(f"{self.path} has no messages or tool calls")
         session = self._session(parsed, number_events(events), lines.n_lines, lines.bad_lines)
         session.extra["non_utf8_lines"] = lines.non_utf8_lines
+        session.extra["file_mtime"] = lines.modified  # no timestamps in a stream: fallback
         session.extra["warnings"] = lines.warnings()
         return session
 

@@ -25,6 +25,7 @@ from scorer.live.progress import estimate_progress, extract_signals
 from scorer.live.terminal import clean_terminal, is_cast_header, load_cast
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources._common import number_events
+from scorer.sources._screen import screen_identity
 from scorer.sources.tmux import NO_GIT_NOTE, terminal_events
 
 _BINARY_PROBE = 8192
@@ -48,6 +49,10 @@ class TerminalFileSource:
     def __init__(self, path: Path, task: str | None = None) -> None:
         self.path = Path(path)
         self.task = task
+        self._identity: dict[str, Any] = {}
+        """`times_from` / `file_mtime`: where the session's times come from."""
+        self._width: int | None = None
+        """The recording's terminal width (its wrapped lines are joined back)."""
 
     def load(self) -> Session:
         """Read, clean and split the file into a terminal-only session.
@@ -72,12 +77,14 @@ class TerminalFileSource:
             session_id=f"terminal:{self.path.parent.name}/{self.path.name}",
             source=SourceKind.TERMINAL,
             origin=str(self.path),
-            title=title or self.path.name,
+            title=title,
             started_at=started,
             ended_at=ended,
             task=self.task,
             events=number_events([note, *terminal]),
             extra={
+                **self._identity,
+                "screen": screen_identity("\n".join(e.text for e in terminal), self._width),
                 "format": self.format,
                 "git": None,
                 "git_available": False,
@@ -100,8 +107,19 @@ class TerminalFileSource:
             raise SourceError(f"{self.path} is a binary file, not terminal text")
         if raw.lstrip().startswith(b"{") and self._is_cast(raw):
             self.format = CastSource.format
-            return _read_cast(self.path)
-        return None, mtime, None, clean_terminal(raw.decode("utf-8", errors="replace"))
+            return self._cast()
+        # A capture has no clock of its own: the file's time is a labelled fallback.
+        self._identity = {"file_mtime": mtime.isoformat()}
+        return None, None, None, clean_terminal(raw.decode("utf-8", errors="replace"))
+
+    def _cast(self) -> tuple[datetime | None, datetime | None, str | None, str]:
+        header, text = load_cast(self.path)
+        self._width = header.width
+        ended = None
+        if header.started_at is not None and header.duration is not None:
+            ended = header.started_at + timedelta(seconds=header.duration)
+        self._identity = {"times_from": "recording"}
+        return header.started_at, ended, header.title or header.command, text
 
     @staticmethod
     def _is_cast(raw: bytes) -> bool:
@@ -117,12 +135,4 @@ class CastSource(TerminalFileSource):
     format = "asciinema recording"
 
     def _read(self) -> tuple[datetime | None, datetime | None, str | None, str]:
-        return _read_cast(self.path)
-
-
-def _read_cast(path: Path) -> tuple[datetime | None, datetime | None, str | None, str]:
-    header, text = load_cast(path)
-    ended = None
-    if header.started_at is not None and header.duration is not None:
-        ended = header.started_at + timedelta(seconds=header.duration)
-    return header.started_at, ended, header.title or header.command, text
+        return self._cast()

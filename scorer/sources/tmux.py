@@ -18,6 +18,7 @@ from scorer.live.progress import estimate_progress, extract_signals
 from scorer.live.terminal import clean_terminal
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources._common import number_events
+from scorer.sources._screen import screen_identity
 
 if TYPE_CHECKING:
     from scorer.live.git import GitProgress
@@ -156,7 +157,6 @@ class TmuxSource:
             session_id=f"tmux:{self.target}",
             source=SourceKind.TMUX,
             origin=f"tmux {cap.socket}: {self.target}",
-            title=f"tmux {self.target}",
             cwd=str(self.repo) if self.repo else cap.panes[0].current_path,
             git_branches=[git.branch] if git and git.branch else [],
             ended_at=cap.captured_at,
@@ -173,6 +173,8 @@ class TmuxSource:
                 "progress_parts": estimate.parts,
                 "from_cache": cap.from_cache,
                 "panes": [p.label for p in cap.panes],
+                "times_from": "capture",
+                "screen": screen_identity("\n".join(e.text for e in terminal)),
             },
         )
 

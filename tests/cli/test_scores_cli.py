@@ -43,7 +43,7 @@ def stored(clean_env: Path) -> list:
 def test_list_table(runner: CliRunner, stored: list) -> None:
     result = runner.invoke(app, ["list"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "4 stored runs" in result.output
+    assert "4 runs" in result.output
     lines = [line for line in result.output.splitlines() if "ae4a77f8" in line]
     assert len(lines) == 2
     assert "heuristic" in lines[0] and "partial" in lines[0]  # newest first
@@ -77,7 +77,8 @@ def test_show_latest_run_with_prefix(runner: CliRunner, stored: list) -> None:
     assert "partial" in result.output
     assert "goal_achievement: Ran the tests at #12" in result.output
     assert "second line" not in result.output  # one-line rationale
-    assert "#12 #99?" in result.output  # evidence refs, the invalid one marked
+    assert "#12 “3 passed”" in result.output  # evidence refs with the judge's quote
+    assert "#99?" in result.output  # the invalid one marked
 
 
 def test_show_json_filtered_by_judge(runner: CliRunner, stored: list) -> None:

@@ -62,7 +62,7 @@ def test_short_ids_are_unique_prefixes_of_at_least_8():
     assert len(set(short.values())) == len(ids)
 
 
-def test_scores_list_at_80_columns_shows_prefixes_projects_and_dates(scored):
+def test_scores_list_at_80_columns_shows_titles_prefixes_projects_and_dates(scored):
     result = runner.invoke(app, ["scores", "list"], env=NARROW)
     assert result.exit_code == 0, result.output
     assert_fits_80(result.stdout)
@@ -73,10 +73,11 @@ def test_scores_list_at_80_columns_shows_prefixes_projects_and_dates(scored):
         shown = runner.invoke(app, ["scores", "show", sid[:8], "--json"])
         assert json.loads(shown.stdout)["session_id"] == sid  # the prefix can be typed back
     listed = json.loads(runner.invoke(app, ["scores", "list", "--json"]).stdout)
-    projects = {run["session_id"]: run["session"]["project"] for run in listed}
+    by_id = {run["session_id"]: run for run in listed}
     for line_pair in zip(*[iter(result.stdout.splitlines()[5:17])] * 2, strict=False):
-        sid = next(s for s in scored if line_pair[0].split()[0] == s[:8])
-        assert line_pair[1].split()[0] == projects[sid]  # the project under its id
+        sid = next(s for s in scored if line_pair[1].split()[0] == s[:8])
+        assert line_pair[0].strip().startswith(by_id[sid]["title"])  # the title first
+        assert line_pair[1].split()[2] == by_id[sid]["session"]["project"]  # id · project
     wide = runner.invoke(app, ["scores", "list"], env={"COLUMNS": "200"})
     assert all(sid in wide.stdout for sid in scored) and "…" not in wide.stdout
 

@@ -114,8 +114,11 @@ def _relative(value: Any) -> Any:
 
 
 def card_view(card: Scorecard) -> dict[str, Any]:
-    """The card's JSON without what varies per run (time, package version)."""
+    """The card's JSON without what varies per run or machine (time, package version, a
+    file's modification time standing in for a session's own times)."""
     data = card.model_dump(mode="json", exclude={"created_at", "package_version"})
+    if card.session.times_from == "file":
+        data["session"].update(started_at="<file time>", ended_at="<file time>")
     data["timeline"] = _sha([list(e) for e in card.timeline or []])
     return _relative(data)
 

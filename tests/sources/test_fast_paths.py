@@ -169,7 +169,7 @@ def test_read_jsonl_resumes_after_refused_lines_in_order(tmp_path: Path) -> None
     path.write_bytes(b"\n".join(lines) + b"\n")
     got, want = read_jsonl(path), _read_reference(path)
     assert [r["n"] for r in got.records] == [0, 3, 5, 6, 7]
-    assert got == want
+    assert got == want and got.modified is not None
     assert (got.bad_lines, got.deep_lines, got.non_utf8_lines, got.n_lines) == (5, 2, 2, 10)
 
 

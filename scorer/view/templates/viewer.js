@@ -25,7 +25,8 @@
   }
   const fmt = (v, d = 2) => (v === null || v === undefined ? "–" : Number(v).toFixed(d));
   const day = (iso) => (iso ? iso.slice(0, 16).replace("T", " ") : "–");
-  const startOf = (r) => r.card.session.started_at || r.card.created_at;
+  const startOf = (r) => r.card.session.started_at || r.card.session.ended_at || r.card.created_at;
+  const titleOf = (r) => r.card.title || r.card.session.title || r.card.session_id;
   function colour(norm) {   // red (0) → amber → green (1)
     if (norm === null || norm === undefined) return "transparent";
     return `hsl(${Math.round(120 * norm)}, 65%, ${88 - 8 * Math.abs(norm - 0.5)}%)`;
@@ -39,12 +40,12 @@
   /* ---------- index ---------- */
   const state = { sort: "start", asc: false, shown: PAGE };
   const columns = [
+    ["title", "title", (r) => titleOf(r)],
     ["start", "start", (r) => startOf(r)],
-    ["session", "session", (r) => r.card.session_id],
     ["project", "project", (r) => r.card.session.project || ""],
+    ["agent", "agent model", (r) => r.card.session.agent_model || ""],
     ["source", "source", (r) => r.card.source],
-    ["judge", "judge", (r) => r.card.judge],
-    ["model", "model", (r) => r.card.model || ""],
+    ["judge", "judge", (r) => r.card.judge + (r.card.model ? " " + r.card.model : "")],
     ["overall_quality", "overall", (r) => score(r, "overall_quality")],
     ...dims.map((d) => [d.name, d.short, (r) => score(r, d.name)]),
     ["recommendation", "rec.", (r) => r.card.recommendation || ""],
@@ -68,9 +69,10 @@
       if (f.to && st > f.to) return false;
       if (f.below !== "" && !(c.status === "scored" && score(r, "overall_quality") < Number(f.below))) return false;
       if (f.q) {
-        const hay = [c.session_id, c.session.project, c.session.title, c.session.branch, c.summary, c.model]
+        const s = c.session;
+        const hay = [c.title, s.task, s.project, c.session_id, s.branch, s.agent_model, c.summary, c.model]
           .join(" ").toLowerCase();
-        if (!hay.includes(f.q)) return false;
+        if (!f.q.split(/\s+/).every((word) => hay.includes(word))) return false;
       }
       return true;
     });
@@ -103,12 +105,12 @@
     const c = r.card, href = `#/run/${r.run_id}`;
     const tr = el("tr", { cls: "row", "data-href": href });
     tr.append(
-      el("td", {}, el("a", { href, text: day(startOf(r)) })),
-      el("td", { text: c.session_id.slice(0, 8), title: c.session_id + (c.session.title ? " — " + c.session.title : "") }),
+      el("td", { cls: "title" }, el("a", { href, text: titleOf(r), title: c.session_id })),
+      el("td", { cls: "when", text: day(startOf(r)) }),
       el("td", { text: c.session.project || "–" }),
+      el("td", { text: c.session.agent_model || "–", title: (c.session.agent_models || []).join(", ") }),
       el("td", { text: c.source }),
-      el("td", { text: c.judge }),
-      el("td", { text: c.model || "–" }),
+      el("td", { text: c.judge, title: c.model || "" }),
     );
     for (const name of ["overall_quality", ...dims.map((d) => d.name)]) {
       const s = c.scores[name];
@@ -164,9 +166,11 @@
     const c = r.card, s = c.session, u = c.usage;
     const wrap = el("div", { cls: "card" });
     const lf = s.langfuse_url ? el("a", { href: s.langfuse_url, target: "_blank", rel: "noopener", text: "open in Langfuse" }) : null;
-    wrap.append(el("h2", { text: c.session_id }), facts([
-      ["project", s.project], ["branch", s.branch], ["started", day(s.started_at)], ["ended", day(s.ended_at)],
-      ["source", c.source], ["agent model", s.agent_model], ["events", s.n_events === null ? null : String(s.n_events)], ["title", s.title],
+    wrap.append(el("h2", { text: titleOf(r) }), facts([
+      ["session", c.session_id], ["project", s.project], ["branch", s.branch], ["source", c.source],
+      ["started", day(s.started_at) + (s.times_from === "file" ? " (file time)" : "")], ["ended", day(s.ended_at)],
+      ["agent model", (s.agent_models && s.agent_models.length ? s.agent_models : [s.agent_model]).filter(Boolean).join(", ")],
+      ["events", s.n_events === null || s.n_events === undefined ? null : String(s.n_events)],
       ["judge", `${c.judge}${c.model ? " / " + c.model : ""}`], ["scored", day(c.created_at)],
       ["prompt", `${c.prompt_version} (${c.prompt_hash.slice(0, 10)})`], ["rubric", `${c.rubric_version} (${c.rubric_hash.slice(0, 10)})`],
       ["cost", `$${fmt(c.cost_usd, 4)}`], ["tokens in/out/cache r/w", `${u.input_tokens}/${u.output_tokens}/${u.cache_read_tokens}/${u.cache_write_tokens} (${u.requests} req.)`],
@@ -204,7 +208,8 @@
   async function showRun(r, eventNo) {
     if (!current || current.run !== r) {
       const pane = el("div", { cls: "timeline", id: "timeline" }, el("div", { cls: "note", text: "loading timeline…" }));
-      $("session").replaceChildren(el("p", {}, el("a", { href: "#/", text: "← all sessions" })), el("div", { cls: "layout" }, scorecard(r), pane));
+      const task = r.card.session.task ? el("details", { cls: "task", open: "" }, el("summary", { text: "task" }), el("pre", { text: r.card.session.task })) : null;
+      $("session").replaceChildren(el("p", {}, el("a", { href: "#/", text: "← all sessions" })), el("div", { cls: "layout" }, scorecard(r), el("div", { cls: "right" }, task, pane)));
       current = { run: r, events: null, rendered: 0, pane };
       let events = null;
       try { events = await loadTimeline(r.timeline); } catch (err) { pane.replaceChildren(el("div", { cls: "note err", text: "cannot decode the timeline: " + err })); }
