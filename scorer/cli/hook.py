@@ -25,11 +25,12 @@ import sys
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from scorer.cli._common import handle_errors
+from scorer.cli._common import fail, handle_errors
+from scorer.jobs.hook.request import PayloadError
 
 if TYPE_CHECKING:
     from scorer.jobs.hook.policy import HookPolicy
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("scorer.hook")
 
+Mode = Literal["detach", "worker", "wait", "now"]
+"""A hook or an orchestrator's call (detach a worker), the worker itself, or attached."""
 EXIT_CODES = {"failed": 1, "unscored": 3}
 """`--now`/`--wait` exit codes by outcome (0 otherwise); the hook itself always exits 0."""
 
@@ -53,6 +56,7 @@ def _request(
 
     Raises:
         PayloadError: stdin holds no usable payload.
+        typer.Exit: Code 2 when stdin is a terminal (a person, not a hook).
     """
     from scorer.jobs.hook.request import MANUAL, HookRequest, parse_payload
 
@@ -118,7 +122,8 @@ def hook_command(
     """Score a Claude Code session when it ends: reads the hook payload on stdin, answers at
     once and scores in the background (log: $SCORER_HOME/logs/hook.log). With --transcript /
     --session-id, score the session you name; --now scores on the spot."""
-    attached = now or wait
+    mode: Mode = "now" if now else "wait" if wait else "worker" if worker else "detach"
+    attached = mode in ("now", "wait")
     if not attached:  # a hook or a worker: nothing may reach the user's terminal
         warnings.simplefilter("ignore")
     # Relative to where we were called from, before moving to the data dir.
@@ -128,13 +133,17 @@ def hook_command(
     from scorer.jobs.hook.log import start_logging
     from scorer.jobs.hook.start import enter_home
 
-    home = enter_home()
-    start_logging(home, redact=worker or attached)
+    start_logging(enter_home(), redact=mode != "detach")
     try:
-        code = _dispatch(transcript, session_id, event, cwd, reason, now, wait, rescore,
-                         as_json, worker)  # fmt: skip
+        request = _request(transcript, session_id, event, cwd, reason)
+        code = _dispatch(request, mode, rescore=rescore, as_json=as_json)
     except typer.Exit:
         raise
+    except PayloadError as exc:
+        log.warning("ignored a hook call: %s", exc)
+        if attached:
+            raise fail(str(exc)) from None
+        code = 0
     except Exception as exc:
         if attached:
             raise  # one red line (handle_errors), or a traceback for a bug
@@ -143,44 +152,29 @@ def hook_command(
     raise typer.Exit(code if attached else 0)
 
 
-def _dispatch(
-    transcript: Path | None,
-    session_id: str | None,
-    event: str | None,
-    cwd: str | None,
-    reason: str | None,
-    now: bool,
-    wait: bool,
-    rescore: bool,
-    as_json: bool,
-    worker: bool,
-) -> int:
+def _dispatch(request: HookRequest, mode: Mode, *, rescore: bool, as_json: bool) -> int:
+    """Detach a worker, or do the job here (worker, --wait, --now); the exit code."""
     from scorer.errors import ConfigError
-    from scorer.jobs.hook.request import PayloadError
+    from scorer.jobs.hook.policy import HookPolicy
+    from scorer.settings import get_settings
 
     try:
-        request = _request(transcript, session_id, event, cwd, reason)
-    except PayloadError as exc:
-        log.warning("ignored a hook call: %s", exc)
-        return 0 if not (now or wait) else _fail(str(exc))
-    try:
-        from scorer.jobs.hook.policy import HookPolicy
-        from scorer.settings import get_settings
-
         policy = HookPolicy.from_settings(get_settings())
     except ConfigError as exc:
         log.error("%s: not scored: %s", request.label(), exc)
-        return 0 if not (now or wait) else _fail(str(exc))
-    if not (now or wait or worker):
+        if mode in ("now", "wait"):
+            raise
+        return 0
+    if mode == "detach":
         return _start_worker(request, policy)
     from scorer.jobs.hook.worker import HookJob
 
-    job = HookJob(request, policy, _env(), enforce=not now, rescore=rescore)
+    job = HookJob(request, policy, _env(), enforce=mode != "now", rescore=rescore)
     outcome = job.run()
-    if now or wait:
-        _report(outcome, job, as_json=as_json, full=now)
-        return EXIT_CODES.get(outcome.state, 0)
-    return 0
+    if mode == "worker":
+        return 0
+    _report(outcome, job, as_json=as_json, full=mode == "now")
+    return EXIT_CODES.get(outcome.state, 0)
 
 
 def _start_worker(request: HookRequest, policy: HookPolicy) -> int:
@@ -198,12 +192,6 @@ def _start_worker(request: HookRequest, policy: HookPolicy) -> int:
         return 0
     log.info("%s: scoring in the background (pid %d)", request.label(), pid)
     return 0
-
-
-def _fail(message: str) -> int:
-    from scorer.cli._common import fail
-
-    raise fail(message)
 
 
 def _report(outcome: Outcome, job: HookJob, *, as_json: bool, full: bool) -> None:

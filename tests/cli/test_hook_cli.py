@@ -20,6 +20,7 @@ from tests.jobs.hook.helpers import (
     log_text,
     payload,
     real,
+    require_fresh_scorer,
     run_hook,
     stored_runs,
     wait_log,
@@ -37,6 +38,7 @@ def _run(args: list[str], env: dict[str, str], cwd=None) -> subprocess.Completed
 
 @pytest.fixture
 def env(tmp_path, cc_projects):
+    require_fresh_scorer()
     require(real(TOOL_HEAVY))
     return hook_env(tmp_path / "home")
 
@@ -108,7 +110,7 @@ def test_settings_come_from_the_data_dir_not_the_project(env, tmp_path):
 
 def test_a_bad_setting_is_logged_by_the_hook_and_said_by_now(env, tmp_path):
     env["SCORER_HOOK_EVENTS"] = "SessionEnd,Teatime"
-    done, _ = run_hook(payload(real(TOOL_HEAVY), "s-bad"), env)
+    done = run_hook(payload(real(TOOL_HEAVY), "s-bad"), env).done
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     wait_log(tmp_path / "home", "SCORER_HOOK_EVENTS")
     assert "Traceback" not in log_text(tmp_path / "home")
@@ -119,7 +121,7 @@ def test_a_bad_setting_is_logged_by_the_hook_and_said_by_now(env, tmp_path):
 
 def test_the_kill_switch_starts_no_worker(env, tmp_path):
     env["SCORER_HOOK_ENABLED"] = "0"
-    done, _ = run_hook(payload(real(TOOL_HEAVY), "s-off"), env)
+    done = run_hook(payload(real(TOOL_HEAVY), "s-off"), env).done
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     log = log_text(tmp_path / "home")
     assert "s-off: not scored: automatic scoring is off" in log
@@ -160,3 +162,19 @@ def test_the_worker_can_be_run_by_hand(env, tmp_path):
     )  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert "w-1: scored by heuristic" in log_text(tmp_path / "home")
+
+
+def test_a_bad_payload_through_the_options_path(env, tmp_path):
+    """`scorer hook --event …` (typer, not the bare fast path): silent; `--now` says it."""
+    done = subprocess.run(
+        [str(SCORER), "hook", "--event", "SessionEnd"], input=b"{oops", capture_output=True,
+        env=env, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert "ignored a hook call: payload is not JSON" in log_text(tmp_path / "home")
+    now = subprocess.run(
+        [str(SCORER), "hook", "--now"], input="[1]", capture_output=True, text=True, env=env,
+        timeout=60,
+    )  # fmt: skip
+    assert now.returncode == 1
+    assert now.stderr.strip() == "error: payload is a JSON list, not an object"

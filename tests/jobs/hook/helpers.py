@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tests.conftest import CC_PROJECTS
 
@@ -37,6 +38,17 @@ SHORT = (f"{SPOTTER}/short.jsonl", "55604662-cf2a-4331-851a-ec234028f8ca")
 
 SCORER = Path(sys.executable).parent / "scorer"
 """The `scorer` console script of the environment running the tests."""
+
+
+def require_fresh_scorer() -> Path:
+    """Skip when the `scorer` script predates `scorer.cli.entry` (a venv installed before
+    issue 27: its `scorer hook` loads the whole umbrella app, seconds instead of a tenth).
+    CI installs afresh; elsewhere `pip install -e '.[dev]'` brings it up to date."""
+    import pytest
+
+    if not SCORER.exists() or "scorer.cli.entry" not in SCORER.read_text(errors="replace"):
+        pytest.skip(f"stale console script {SCORER}: run pip install -e '.[dev]'")
+    return SCORER
 
 
 def payload(
@@ -76,20 +88,60 @@ def hook_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+class Ran(NamedTuple):
+    """One hook call: the finished process, its wall seconds, its CPU seconds."""
+
+    done: subprocess.CompletedProcess[bytes]
+    seconds: float
+    cpu: float
+
+
+HOOK_BUDGET = 1.0
+"""Seconds a hook may make Claude Code wait (issue 27), stdout and stderr closed included."""
+CPU_BUDGET = 0.25
+"""CPU seconds the hook itself may use (measured at about 0.05; wall time on a loaded
+shared machine is mostly waiting for a core, so the CPU figure is checked always)."""
+OVERLOADED = 2.0
+"""Runnable processes per core above which the wall-time goal is not checkable here."""
+
+
 def run_hook(
-    body: dict[str, Any] | bytes, env: dict[str, str], command: list[str] | None = None
-) -> tuple[subprocess.CompletedProcess[bytes], float]:
-    """Pipe a payload into the entry point as Claude Code does; returns it and its seconds.
+    body: dict[str, Any] | bytes,
+    env: dict[str, str],
+    command: list[str] | None = None,
+    cwd: Path | None = None,
+) -> Ran:
+    """Pipe a payload into the entry point as Claude Code does and time it.
 
     Like Claude Code, this waits for the hook's stdout and stderr to close, not only for
-    its exit: a worker that inherited them would keep this waiting.
+    its exit: a worker that inherited them would keep this waiting. The CPU time is the
+    hook's and its reaped children's (the short-lived fork), not the detached worker's.
     """
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
-        command or [str(SCORER), "hook"], input=raw, capture_output=True, env=env, timeout=60
-    )
-    return done, time.perf_counter() - started
+        command or [str(SCORER), "hook"], input=raw, capture_output=True, env=env, cwd=cwd,
+        timeout=120,
+    )  # fmt: skip
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return Ran(done, seconds, cpu)
+
+
+def assert_quick_and_silent(ran: Ran) -> None:
+    """Exit 0, nothing printed, within the budgets.
+
+    The wall-time goal (1 s) is asserted unless the machine runs more than `OVERLOADED`
+    processes per core at the time; then 3 s, and the CPU budget still holds.
+    """
+    assert ran.done.returncode == 0
+    assert ran.done.stdout == b"" and ran.done.stderr == b""
+    assert ran.cpu < CPU_BUDGET, f"the hook used {ran.cpu:.2f} s of CPU"
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    budget = HOOK_BUDGET if load <= OVERLOADED else 3 * HOOK_BUDGET
+    assert ran.seconds < budget, f"the hook took {ran.seconds:.2f} s (load {load:.1f}/core)"
 
 
 def start_hook(body: dict[str, Any], env: dict[str, str]) -> subprocess.Popen[bytes]:

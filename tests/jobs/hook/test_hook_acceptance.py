@@ -20,6 +20,7 @@ from tests.jobs.helpers import FakeJudgeServer
 from tests.jobs.hook.helpers import (
     REAL,
     SHORT,
+    assert_quick_and_silent,
     camel,
     hook_env,
     ledger,
@@ -36,15 +37,6 @@ from tests.jobs.hook.helpers import (
 from tests.langfuse.fake_server import PUBLIC_KEY, SECRET_KEY, FakeLangfuse
 
 pytestmark = pytest.mark.slow
-
-HOOK_BUDGET = 1.0
-"""Seconds a hook may take, stdout and stderr closed included."""
-
-
-def _quick_and_silent(done, seconds: float) -> None:
-    assert done.returncode == 0
-    assert done.stdout == b"" and done.stderr == b""
-    assert seconds < HOOK_BUDGET, f"the hook took {seconds:.2f} s"
 
 
 @pytest.fixture
@@ -72,10 +64,8 @@ def test_real_payloads_score_each_session_once_in_the_background(world):
         body = payload(real(relative), session_id)
         if session_id.startswith("491e"):
             body = camel(body)  # the camelCase field names are read too
-        done, seconds = run_hook(body, env)
-        _quick_and_silent(done, seconds)
-    done, seconds = run_hook(payload(real(SHORT[0]), SHORT[1]), env)  # 2 tool calls
-    _quick_and_silent(done, seconds)
+        assert_quick_and_silent(run_hook(body, env))
+    assert_quick_and_silent(run_hook(payload(real(SHORT[0]), SHORT[1]), env))  # 2 tool calls
     wait_settled(home, [*sessions, SHORT[1]])
 
     assert stored_runs(home) == dict.fromkeys(sessions, 1)
@@ -93,8 +83,7 @@ def test_real_payloads_score_each_session_once_in_the_background(world):
     # The same payloads again: nothing judged, stored or pushed.
     calls, batches = judge.calls, len(langfuse.score_batches)
     for relative, session_id in REAL.items():
-        done, seconds = run_hook(payload(real(relative), session_id), env)
-        _quick_and_silent(done, seconds)
+        assert_quick_and_silent(run_hook(payload(real(relative), session_id), env))
     wait_log(home, "unchanged since it was scored", count=len(sessions))
     assert judge.calls == calls and len(langfuse.score_batches) == batches
     assert stored_runs(home) == dict.fromkeys(sessions, 1)
@@ -117,8 +106,7 @@ def test_missing_or_garbage_input_only_logs(world, tmp_path):
         payload(tmp_path, "44444444-4444-4444-4444-444444444444"),  # a directory
     ]
     for body in cases:
-        done, seconds = run_hook(body, env)
-        _quick_and_silent(done, seconds)
+        assert_quick_and_silent(run_hook(body, env))
     wait_log(home, "transcript not found: " + str(tmp_path / "missing.jsonl"))
     wait_log(home, "22222222-2222-2222-2222-222222222222: failed:")
     wait_log(home, "33333333-3333-3333-3333-333333333333: failed:")
@@ -131,7 +119,7 @@ def test_missing_or_garbage_input_only_logs(world, tmp_path):
     assert judge.calls == 0 and langfuse.score_batches == []
     assert stored_runs(home) == {}
     # A bad transcript is not retried until it changes.
-    done, _ = run_hook(payload(garbage, "22222222-2222-2222-2222-222222222222"), env)
+    run_hook(payload(garbage, "22222222-2222-2222-2222-222222222222"), env)
     wait_log(home, "unchanged since it failed")
 
 
@@ -163,8 +151,7 @@ def test_a_resumed_session_is_scored_again_when_it_ends_again(world, tmp_path):
     wait_log(home, f"{session_id}: scored by")
     first = judge.calls
     shutil.copyfile(real(relative), transcript)  # the user resumed it; it ends again
-    done, seconds = run_hook(payload(transcript, session_id), env)
-    _quick_and_silent(done, seconds)
+    assert_quick_and_silent(run_hook(payload(transcript, session_id), env))
     wait_log(home, f"{session_id}: scored by", count=2)
     wait_settled(home, [session_id])
 
