@@ -62,6 +62,7 @@ from scorer.jobs.run_state import (
     SessionResult,
     TokenCounts,
     failure_reason,
+    failure_trace,
     is_verdict,
     ledger_gate,
 )
@@ -226,7 +227,7 @@ class BatchRun:
             if is_verdict(exc):  # too long even after re-chunking: final, like unscored
                 ctx.ledger.set_state(sid, "unscored", failure_reason(exc))
                 return SessionResult(session_id=sid, outcome="unscored", reason=failure_reason(exc))
-            return self._fail(sid, failure_reason(exc), row.get("attempts", 0))
+            return self._fail(sid, exc, row.get("attempts", 0))
 
     def _prepare(self, ref: SessionRef, attempts: int, in_flight: bool) -> SessionResult | Pending:
         from scorer.jobs.score import prepare
@@ -282,7 +283,7 @@ class BatchRun:
             for sid in sids:
                 self._done(
                     sid,
-                    self._fail(sid, f"batch create failed: {error}", self.pending[sid].attempts),
+                    self._fail(sid, e, self.pending[sid].attempts, f"batch create failed: {error}"),
                 )
             return
         cids = [cid for _, cid, _ in group]
@@ -365,10 +366,10 @@ class BatchRun:
         except Exception as exc:  # one session never stops the run
             current = (self.ctx.ledger.get(p.sid) or {}).get("state")
             if current != "stored":
-                return self._fail(p.sid, failure_reason(exc), p.attempts)
+                return self._fail(p.sid, exc, p.attempts)
             # A stored card that failed to push stays `stored`: the next run pushes it.
             reason = failure_reason(exc)
-            self.ctx.ledger.set_state(p.sid, "stored", reason)
+            self.ctx.ledger.set_state(p.sid, "stored", reason, **failure_trace(p.sid, exc))
             return SessionResult(
                 session_id=p.sid, outcome="failed", reason=reason, attempts=p.attempts
             )
@@ -396,7 +397,8 @@ class BatchRun:
         if result.type == "succeeded":
             return result.message
         what = "score" if not cid.startswith("n-") else f"chunk {cid.rsplit('-', 1)[1]} notes"
-        return self._fail(p.sid, f"{what}: batch request {result_reason(result)}", p.attempts)
+        failure = JudgeError(f"{what}: batch request {result_reason(result)}")
+        return self._fail(p.sid, failure, p.attempts)
 
     def _parse(
         self, p: Pending, params: dict[str, Any], message: Any, model: type, label: str
@@ -464,15 +466,17 @@ class BatchRun:
             )
         return write_card(ctx, card, p.attempts)
 
-    def _fail(self, sid: str, reason: str, attempts: int) -> SessionResult:
-        """`failed`, with what its calls so far were billed (a chunked session's notes
-        whose final request then errored, say) in the ledger, the summary and the cap."""
+    def _fail(self, sid: str, exc: BaseException, attempts: int, why: str = "") -> SessionResult:
+        """`failed` (`why`, else the error's message), with what its calls so far were
+        billed (a chunked session's notes whose final request then errored, say) in the
+        ledger, the summary and the cap, and the error's traceback in the ledger."""
+        reason, trace = why or failure_reason(exc), failure_trace(sid, exc)
         spent: Spent = {}
         p = self.pending.get(sid)
         if p is not None:
             spent = spent_columns(p.batched.usage.add(p.direct.usage), self._cost(p))
             self.ctx.budget.settle(p.estimate, spent.get("cost_usd", 0.0))
-        self.ctx.ledger.set_state(sid, "failed", reason, **spent)
+        self.ctx.ledger.set_state(sid, "failed", reason, **spent, **trace)
         return SessionResult(
             session_id=sid, outcome="failed", reason=reason, attempts=attempts, **spent
         )

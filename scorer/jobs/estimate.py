@@ -156,7 +156,9 @@ def _estimator(model: str, effort: str) -> AnthropicJudge:
 
 def _client(judge: AnthropicJudge) -> Any:
     """The judge's own client, or (for the shared estimators) one per credentials."""
-    if judge not in _ESTIMATORS.values():
+    with _LOCK:  # another thread may be adding an estimator: never iterate unlocked
+        shared = any(judge is e for e in _ESTIMATORS.values())
+    if not shared:
         return judge.client
     from scorer.judge.client import make_client
     from scorer.settings import get_settings

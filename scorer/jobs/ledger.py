@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS backfill_sessions (
     cost_usd REAL NOT NULL DEFAULT 0,
     queued INTEGER NOT NULL DEFAULT 0,
     updated_at TEXT NOT NULL,
+    traceback TEXT,
     PRIMARY KEY (run_key, session_id)
 );
 CREATE TABLE IF NOT EXISTS backfill_batches (
@@ -104,12 +105,24 @@ class Ledger:
         # per file (handed over at once) rather than on SQLite's busy handler.
         self._write_lock = write_lock(self.path)
         self._conn().executescript(_SCHEMA)
+        self._add_columns()
         with self._tx() as db:
             db.execute(
                 "INSERT INTO backfill_runs VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(run_key) DO UPDATE SET updated_at = excluded.updated_at",
                 (key, json.dumps(params or {}, default=str), _now(), _now()),
             )
+
+    def _add_columns(self) -> None:
+        """Columns newer than a ledger file written by an older version."""
+        have = {row[1] for row in self._conn().execute("PRAGMA table_info(backfill_sessions)")}
+        if "traceback" not in have:
+            try:
+                with self._tx() as db:
+                    db.execute("ALTER TABLE backfill_sessions ADD COLUMN traceback TEXT")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -174,8 +187,13 @@ class Ledger:
     def set_state(
         self, session_id: str, state: State, reason: str | None = None, **cols: Any
     ) -> None:
-        """Move a session to `state` (and set extra columns like `cost_usd`, `batch_id`)."""
+        """Move a session to `state` (and set extra columns like `cost_usd`, `batch_id`).
+
+        A failure's `traceback` is kept only with its failure: any other move clears it.
+        """
+        cols.setdefault("traceback", None)
         allowed = {
+            "traceback",
             "batch_id",
             "input_tokens",
             "output_tokens",

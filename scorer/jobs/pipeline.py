@@ -20,6 +20,7 @@ from scorer.jobs.run_state import (
     SessionResult,
     TokenCounts,
     failure_reason,
+    failure_trace,
     is_verdict,
     ledger_gate,
 )
@@ -80,6 +81,7 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
         attempts = row.get("attempts", 0)
         reason = failure_reason(exc)
         spent = _spent(exc)
+        trace = failure_trace(sid, exc)
         if is_verdict(exc):  # too long even after re-chunking: final, like unscored
             ctx.ledger.set_state(sid, "unscored", reason, **spent)
             return SessionResult(
@@ -87,9 +89,9 @@ def process(ctx: Context, ref: SessionRef) -> SessionResult:
             )
         # A stored card that failed to push stays `stored`: the next run pushes it.
         if row.get("state") == "stored":
-            ctx.ledger.set_state(sid, "stored", reason)
+            ctx.ledger.set_state(sid, "stored", reason, **trace)
             return SessionResult(session_id=sid, outcome="failed", reason=reason, attempts=attempts)
-        ctx.ledger.set_state(sid, "failed", reason, **spent)
+        ctx.ledger.set_state(sid, "failed", reason, **spent, **trace)
         return SessionResult(
             session_id=sid, outcome="failed", reason=reason, attempts=attempts, **spent
         )

@@ -6,7 +6,9 @@ Everything here is shared by the direct path (`jobs.pipeline`) and the Message B
 
 from __future__ import annotations
 
+import logging
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from scorer.sinks.base import ScoreSink
     from scorer.sinks.store import ScoreStore
 
+log = logging.getLogger(__name__)
 SourceName = Literal["claude-code", "langfuse"]
 Outcome = Literal[
     "scored", "incomplete", "skipped", "unscored", "failed", "not_started", "estimated"
@@ -317,3 +320,30 @@ def is_verdict(exc: BaseException) -> bool:
 def failure_reason(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or exc.__class__.__name__
     return text if isinstance(exc, ScorerError) else f"{exc.__class__.__name__}: {text}"
+
+
+TRACEBACK_LIMIT = 4000
+"""Characters of a failure's traceback kept in its ledger row (the innermost end)."""
+
+
+def failure_trace(session_id: str, exc: BaseException) -> dict[str, str]:
+    """Log a session's failure with its full traceback (`-v`) and return the ledger
+    column holding it: the failing exception's frames (from the pipeline down to where it
+    was raised; the middle is cut beyond `TRACEBACK_LIMIT` characters) and one line per
+    exception it was raised from.
+
+    A reason alone ("dictionary changed size during iteration") does not say where; the
+    row does, after the run and without a re-run in debug mode.
+    """
+    log.debug("session %s failed", session_id, exc_info=exc)
+    text = "".join(traceback.format_exception(exc, chain=False))
+    seen = {id(exc)}
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:  # chains can loop (respx's do)
+        seen.add(id(cause))
+        text += f"raised from {type(cause).__name__}: {' '.join(str(cause).split())[:200]}\n"
+        cause = cause.__cause__ or cause.__context__
+    if len(text) > TRACEBACK_LIMIT:
+        head = TRACEBACK_LIMIT // 3
+        text = text[:head] + "\n…\n" + text[-(TRACEBACK_LIMIT - head - 3) :]
+    return {"traceback": text}

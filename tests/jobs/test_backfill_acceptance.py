@@ -57,6 +57,14 @@ def stored_runs(path: Path) -> Counter[str]:
         return Counter(dict(db.execute("SELECT session_id, COUNT(*) FROM runs GROUP BY 1")))
 
 
+def failure_tracebacks(key: str) -> str:
+    """Every failed session's reason and traceback from the ledger (for assert messages)."""
+    ledger = Ledger(get_settings().store_path, key)
+    rows = [r for r in ledger.rows() if r["traceback"]]
+    ledger.close()
+    return "\n".join(f"{r['session_id']}: {r['reason']}\n{r['traceback']}" for r in rows)
+
+
 def by_prefix(ids: set[str], prefix: str) -> str:
     return next(s for s in ids if s.startswith(prefix))
 
@@ -143,8 +151,8 @@ def test_50_sessions_with_faults_in_both_apis(world, both_env, monkeypatch):
 
         first = llm_run()
         assert (first.discovered, first.selected) == (N, N)
-        assert (first.scored, first.unscored, first.incomplete) == (N - 2, 1, 1), first.failures
-        assert first.failed == 0
+        outcome = (first.scored, first.unscored, first.incomplete, first.failed)
+        assert outcome == (N - 2, 1, 1, 0), failure_tracebacks(first.run_key)
         assert first.scored + first.unscored + first.incomplete + first.skipped == N
         assert first.not_started == 0
         reasons = {f.session_id: f.reason for f in first.failures}

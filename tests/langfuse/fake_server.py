@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from datetime import datetime
@@ -196,6 +197,11 @@ class FakeLangfuse:
         """Called after a route handled a request, before the response is returned."""
         self._faults: dict[str, deque[httpx.Response]] = defaultdict(deque)
         self._config_seq = 0
+        self._lock = threading.RLock()
+        """One request at a time, like a real server's consistent reads: the backfill's
+        worker threads call the fake concurrently, and its state is plain dicts (a v3
+        scores read iterating `scores` while another thread's POST added to it was the
+        "dictionary changed size during iteration" of issue 24)."""
         self.router = respx.mock(base_url=host, assert_all_called=False)
         self._routes()
 
@@ -271,6 +277,10 @@ class FakeLangfuse:
         self, name: str, handler: Callable[..., httpx.Response]
     ) -> Callable[..., httpx.Response]:
         def wrapped(request: httpx.Request, **kw: Any) -> httpx.Response:
+            with self._lock:
+                return handle(request, **kw)
+
+        def handle(request: httpx.Request, **kw: Any) -> httpx.Response:
             self.calls[name] += 1
             auth = request.headers.get("authorization", "")
             expected = "Basic " + base64.b64encode(f"{PUBLIC_KEY}:{SECRET_KEY}".encode()).decode()

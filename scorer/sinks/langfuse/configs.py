@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -199,16 +200,27 @@ def _read_cache() -> dict[str, Any]:
 
 
 def _write_cache(client: LangfuseClient, rubric: Rubric, ids: dict[str, str], **extra: Any) -> None:
-    data = _read_cache()
-    entry = data.get(client.cache_key, {})
-    entry.update({"rubric_hash": rubric.hash, "configs": ids, **extra})
-    data[client.cache_key] = entry
+    with _CACHE_LOCK:
+        data = _read_cache()
+        entry = data.get(client.cache_key, {})
+        entry.update({"rubric_hash": rubric.hash, "configs": ids, **extra})
+        data[client.cache_key] = entry
+        _replace_cache(data)
+
+
+def _replace_cache(data: dict[str, Any]) -> None:
+    """Write the whole file atomically: a reader (another thread or process) sees the old
+    file or the new one, never half of one (which it would take for "no cache")."""
     path = _cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True))
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+    os.replace(tmp, path)
 
 
 _CONFIG_LOCK = threading.Lock()
+_CACHE_LOCK = threading.Lock()
+"""Read-modify-write of the cache file (config ids and the project id)."""
 
 
 def config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
@@ -287,8 +299,8 @@ def project_id(client: LangfuseClient) -> str | None:
     if not projects.data:
         return None
     pid = projects.data[0].id
-    data = _read_cache()
-    data.setdefault(client.cache_key, {})["project_id"] = pid
-    _cache_path().parent.mkdir(parents=True, exist_ok=True)
-    _cache_path().write_text(json.dumps(data, indent=2, sort_keys=True))
+    with _CACHE_LOCK:
+        data = _read_cache()
+        data.setdefault(client.cache_key, {})["project_id"] = pid
+        _replace_cache(data)
     return pid

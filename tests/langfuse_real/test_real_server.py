@@ -1,0 +1,174 @@
+"""Our reads, config sync, score writes, re-scores, verify, backfill discovery and the
+fallbacks against a real self-hosted Langfuse (see conftest.py for what it needs).
+
+Every assertion is on what the server answers afterwards, read with plain HTTP; `wire`
+records every exchange the scorer had with it, so "no request was refused" is checked
+on the real answers.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from scorer import langfuse_caps
+from scorer.jobs.backfill import BackfillOptions, run_backfill
+from scorer.judge.rubric import default_rubric
+from scorer.sinks.langfuse import langfuse_has_scores, push_scorecard, sync_configs
+from scorer.sinks.langfuse.modes import SERVERS_FILE
+from scorer.sources import resolve
+from scorer.sources.base import SourceOptions
+from tests.langfuse_real.conftest import PUBLIC, SECRET, Exchange, RealServer, Uploaded
+
+RUBRIC = default_rubric()
+NAMES = {cfg.name for cfg in RUBRIC.scores}
+
+
+def server_get(server: RealServer, path: str, **params: Any) -> Any:
+    answer = httpx.get(f"{server.url}{path}", params=params, auth=(PUBLIC, SECRET), timeout=30)
+    answer.raise_for_status()
+    return answer.json()
+
+
+def session_scores(server: RealServer, session_id: str, want: int = 7, wait: float = 90) -> list:
+    """The session's scores once the worker stored `want` of them (ingestion is async)."""
+    deadline = time.monotonic() + wait
+    while True:
+        rows = server_get(
+            server, "/api/public/v3/scores", sessionId=session_id, fields="details", limit=100
+        )["data"]
+        if len(rows) >= want or time.monotonic() > deadline:
+            return rows
+        time.sleep(2)
+
+
+def refused(wire: list[Exchange]) -> list[Exchange]:
+    return [x for x in wire if x.status >= 400]
+
+
+def score(session_id: str, **kw: Any):
+    from scorer.jobs.score import score_session
+
+    source = resolve(session_id, source="langfuse", options=SourceOptions())
+    return score_session(source, judge="heuristic", **kw)
+
+
+def test_reads_match_the_local_transcript(uploaded: Uploaded, on_real_server):
+    for name, sid in uploaded.ids.items():
+        remote = resolve(sid, source="langfuse", options=SourceOptions()).load()
+        local = resolve(str(uploaded.files[name]), options=SourceOptions()).load()
+        tools = [e.tool_name for e in remote.events if e.kind == "tool_call"]
+        assert tools == [e.tool_name for e in local.events if e.kind == "tool_call"], name
+        assert remote.task and remote.task.split()[:5] == local.task.split()[:5], name
+
+
+def test_configs_sync_is_idempotent(on_real_server):
+    first = sync_configs()
+    again = sync_configs()
+    assert not again.changed and sorted(again.unchanged) == sorted(NAMES)
+    assert again.ids == first.ids
+    held = server_get(on_real_server, "/api/public/score-configs", limit=100)["data"]
+    live = {c["name"]: c["id"] for c in held if not c["isArchived"] and c["name"] in NAMES}
+    assert live == first.ids
+
+
+def test_score_session_and_its_rerun_send_nothing_refused(uploaded, on_real_server, wire):
+    sid = uploaded.ids["short"]
+    _, card = score(sid, push=True)
+    rows = session_scores(on_real_server, sid)
+    assert {r["name"] for r in rows} == NAMES and len(rows) == 7
+    assert all(r["configId"] for r in rows)
+    first = {r["id"]: (r["value"], r["timestamp"]) for r in rows}
+    _, again = score(sid, push=True)  # the re-run: same ids, same values
+    time.sleep(10)
+    rows = session_scores(on_real_server, sid)
+    assert {r["id"]: (r["value"], r["timestamp"]) for r in rows} == first
+    assert refused(wire) == []
+    scores_sent = [x for x in wire if x.method == "POST" and "/scores" in x.url]
+    assert scores_sent == []  # self-hosted 4.16 takes scores on the ingestion endpoint
+    assert [x.url.rsplit("/", 1)[-1] for x in wire if x.method == "POST"].count("ingestion") == 2
+
+
+def test_a_changed_value_updates_the_one_row_and_keeps_its_timestamp(uploaded, on_real_server):
+    sid = uploaded.ids["tool_heavy"]
+    _, card = score(sid, push=True)
+    before = {r["name"]: r for r in session_scores(on_real_server, sid)}
+    rescored = card.model_copy(deep=True)
+    rescored.created_at = card.created_at + timedelta(days=3)
+    rescored.meta["first_scored_at"] = card.created_at.isoformat()
+    dim = rescored.scores["tool_efficiency"]
+    dim.value = 1 if dim.value != 1 else 5
+    push_scorecard(rescored)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        after = {r["name"]: r for r in session_scores(on_real_server, sid)}
+        if after["tool_efficiency"]["value"] == dim.value:
+            break
+        time.sleep(2)
+    assert after["tool_efficiency"]["value"] == dim.value
+    assert after["tool_efficiency"]["id"] == before["tool_efficiency"]["id"]
+    assert after["tool_efficiency"]["timestamp"] == before["tool_efficiency"]["timestamp"]
+    by_id = server_get(on_real_server, "/api/public/v3/scores", id=before["tool_efficiency"]["id"])
+    assert len(by_id["data"]) == 1  # one row, not one per push
+
+
+def test_backfill_discovers_scores_and_verifies(uploaded, on_real_server, wire):
+    opts = BackfillOptions(
+        source="langfuse",
+        start=uploaded.first - timedelta(minutes=5),
+        end=uploaded.last + timedelta(hours=1),
+        judge="heuristic",
+        concurrency=3,
+        idle_minutes=1,
+        verify_sample=3,
+    )
+    summary = run_backfill(opts, now=uploaded.last + timedelta(days=1))
+    found = {r.session_id for r in summary.results}
+    assert set(uploaded.ids.values()) <= found
+    assert summary.failed == 0, summary.failures
+    for sid in uploaded.ids.values():
+        assert {r["name"] for r in session_scores(on_real_server, sid)} == NAMES
+        assert langfuse_has_scores(
+            None, sid, rubric_version=RUBRIC.version, model=None, judge="heuristic"
+        )
+    assert refused(wire) == []
+    from typer.testing import CliRunner
+
+    from scorer.cli.main import app
+
+    verified = CliRunner().invoke(app, ["scores", "verify"])
+    assert verified.exit_code == 0, verified.output
+
+
+def test_a_refused_list_falls_back_once_and_is_remembered(uploaded, on_real_server, wire):
+    """Force the list body (as for an unknown version): the real server refuses it once,
+    the card goes one score per request, and the next process sends no list at all."""
+    from scorer.settings import get_settings
+
+    sid = uploaded.ids["fasthooks"]
+    langfuse_caps.capabilities(on_real_server.url).score_write = "list"
+    result = push_scorecard(score(sid, push=False)[1])
+    assert result.ok and result.path == "single" and len(result.accepted) == 7
+    assert [x.status for x in wire if x.method == "POST" and x.url.endswith("/scores")][0] == 400
+    assert (get_settings().home / SERVERS_FILE).exists()
+    langfuse_caps.reset()  # a new process: the remembered refusal, no second 400
+    wire.clear()
+    push_scorecard(score(sid, push=False)[1])
+    assert refused(wire) == []
+    assert {r["name"] for r in session_scores(on_real_server, sid)} == NAMES
+
+
+@pytest.mark.parametrize("name", ["short", "tool_heavy"])
+def test_legacy_reads_match_v2(uploaded, on_real_server, name):
+    """The v3 fallback reads (sessions → traces → v1 observations), which this server
+    still serves in dual write mode, give the same session as the v2 read."""
+    sid = uploaded.ids[name]
+    v2 = resolve(sid, source="langfuse", options=SourceOptions()).load()
+    langfuse_caps.capabilities(on_real_server.url).observations_v2 = False
+    legacy = resolve(sid, source="langfuse", options=SourceOptions()).load()
+    assert [e.kind for e in legacy.events] == [e.kind for e in v2.events]
+    assert [e.tool_name for e in legacy.events] == [e.tool_name for e in v2.events]
