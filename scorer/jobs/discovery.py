@@ -286,28 +286,29 @@ def iter_root_observations(
         if stats:
             stats.pages += 1
         what = f"listing root observations in [{_iso(lo)}, {_iso(hi)})"
-        if caps.observations_v2 is False:
-            return _legacy_page(client, lo, hi, cursor, tags, environment, user, what)
-        try:
-            page = client.call(
-                client.api.observations.get_many,
-                error=SourceError,
-                what=what,
-                passthrough=(404, 405),
-                fields=OBSERVATION_FIELDS,
-                limit=PAGE_LIMIT,
-                cursor=cursor,
-                filter=json.dumps(
-                    observation_filter(lo, hi, tags=tags, environment=environment, user=user)
-                ),
-            )
-        except ApiError as exc:
-            if not v2_missing(exc) or cursor is not None:
-                raise client.translate(exc, error=SourceError, what=what) from exc
-            caps.observations_v2 = False  # self-hosted v3: list traces instead
-            return _legacy_page(client, lo, hi, cursor, tags, environment, user, what)
-        caps.observations_v2 = True
-        return page
+        with caps.trying("observations_v2") as v2:
+            if v2 is False:
+                return _legacy_page(client, lo, hi, cursor, tags, environment, user, what)
+            try:
+                page = client.call(
+                    client.api.observations.get_many,
+                    error=SourceError,
+                    what=what,
+                    passthrough=(404, 405),
+                    fields=OBSERVATION_FIELDS,
+                    limit=PAGE_LIMIT,
+                    cursor=cursor,
+                    filter=json.dumps(
+                        observation_filter(lo, hi, tags=tags, environment=environment, user=user)
+                    ),
+                )
+            except ApiError as exc:
+                if not v2_missing(exc) or cursor is not None:
+                    raise client.translate(exc, error=SourceError, what=what) from exc
+                caps.observations_v2 = False  # self-hosted v3: list traces instead
+                return _legacy_page(client, lo, hi, cursor, tags, environment, user, what)
+            caps.observations_v2 = True
+            return page
 
     seen: set[str] = set()
     notify = on_page or (lambda reached: None)

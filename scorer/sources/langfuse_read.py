@@ -98,16 +98,17 @@ def fetch_observations(
     """
     stats = stats if stats is not None else ReadStats()
     caps = capabilities(client)
-    if caps.observations_v2 is not False:
-        try:
-            found = _fetch_v2(
-                client, session_id, trace_id, is_root_observation, fields, page_size, stats
-            )
-        except _V2Missing:
-            caps.observations_v2 = False
-        else:
-            caps.observations_v2 = True
-            return found
+    with caps.trying("observations_v2") as v2:
+        if v2 is not False:
+            try:
+                found = _fetch_v2(
+                    client, session_id, trace_id, is_root_observation, fields, page_size, stats
+                )
+            except _V2Missing:
+                caps.observations_v2 = False
+            else:
+                caps.observations_v2 = True
+                return found
     stats.legacy = True
     return legacy_observations(
         client, session_id=session_id, trace_id=trace_id, roots_only=bool(is_root_observation)

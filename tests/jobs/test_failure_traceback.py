@@ -22,7 +22,7 @@ from langfuse.api.scores.types.create_score_request import CreateScoreRequest
 from scorer.jobs.ledger import Ledger
 from scorer.jobs.run_state import TRACEBACK_LIMIT, failure_trace
 from scorer.settings import get_settings
-from tests.jobs.test_backfill_langfuse import lf_env, run, synthetic  # noqa: F401
+from tests.jobs.test_backfill_langfuse import lf_env, run, synthetic  # noqa: F401 (fixture)
 from tests.langfuse.fake_server import FakeLangfuse
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -30,8 +30,8 @@ NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 def test_a_failed_session_keeps_its_traceback_in_the_ledger_and_the_debug_log(
     tmp_path,
-    lf_env,
-    caplog,  # noqa: F811
+    lf_env,  # noqa: F811
+    caplog,
 ):
     world = {
         sid: synthetic(tmp_path, sid, NOW - timedelta(hours=2 + k))

@@ -58,6 +58,8 @@ from langfuse.api.scores.types.get_scores_v3response import GetScoresV3Response
 from scorer.langfuse_client import LangfuseClient
 
 HOST = "https://langfuse.test"
+LIST_VERSION = "4.20.0"
+"""A server newer than 4.16: takes the SDK's list body, like Cloud (SDK 5.0.4's docs)."""
 PUBLIC_KEY = "pk-lf-test"
 SECRET_KEY = "sk-lf-test"
 PROJECT_ID = "proj-scorer-test"
@@ -172,8 +174,11 @@ class FakeLangfuse:
         project_id: str = PROJECT_ID,
         score_status: int = 202,
         max_response_bytes: int = 5_000_000,
+        version: str = LIST_VERSION,
     ) -> None:
         self.host = host
+        self.version = version
+        """What `GET /api/public/health` says (decides the scorer's score write path)."""
         self.project_id = project_id
         self.observations = list(observations or [])
         self.scores: dict[str, dict[str, Any]] = {}
@@ -245,6 +250,8 @@ class FakeLangfuse:
             side_effect=self._guard("observations", self._observations)
         )
         r.post("/api/public/scores").mock(side_effect=self._guard("scores", self._post_scores))
+        r.post("/api/public/ingestion").mock(side_effect=self._guard("ingestion", self._ingestion))
+        r.get("/api/public/health").mock(side_effect=self._health)
         r.get("/api/public/score-configs").mock(
             side_effect=self._guard("configs", self._list_configs)
         )
@@ -371,6 +378,36 @@ class FakeLangfuse:
             return httpx.Response(200, json={"id": body[0].get("id")})
         _check(CreateScoreBatchResponse, {"message": "Accepted"})
         return httpx.Response(202, json={"message": "Accepted"})
+
+    def _health(self, request: httpx.Request) -> httpx.Response:
+        self.calls["health"] += 1  # no credentials needed, like the real endpoint
+        return httpx.Response(200, json={"status": "OK", "version": self.version})
+
+    def _ingestion(self, request: httpx.Request) -> httpx.Response:
+        """`POST /api/public/ingestion` with `score-create` events, as a real 4.16.0 does
+        it (measured): 207 with per-event successes/errors; the worker keeps the first
+        event's timestamp as the score's and merges later events in timestamp order,
+        where an equal timestamp does not override."""
+        events = json.loads(request.content)["batch"]
+        items = []
+        successes, errors = [], []
+        for event in events:
+            assert event["type"] == "score-create" and event["timestamp"].endswith("Z")
+            item = {**event["body"], "timestamp": event["timestamp"]}
+            _check(CreateScoreRequest, item)
+            items.append(item)
+            message = self.reject(item) if self.reject else None
+            if message:
+                errors.append({"id": event["id"], "status": 400, "message": message})
+                continue
+            successes.append({"id": event["id"], "status": 201})
+            have = self.scores.get(item["id"])
+            if have is not None and item["timestamp"] <= have["_event_ts"]:
+                continue  # an older or equal event does not win the merge
+            first = have["timestamp"] if have else item["timestamp"]
+            self._ingest({**item, "timestamp": first, "_event_ts": item["timestamp"]})
+        self.score_batches.append(items)
+        return httpx.Response(207, json={"successes": successes, "errors": errors})
 
     def _ingest(self, item: dict[str, Any]) -> None:
         """The worker's half, after the API said 202: `validateAndInflateScore` checks the

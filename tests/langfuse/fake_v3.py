@@ -13,6 +13,10 @@ What differs from Cloud / v4 (read from the server source, `web/src/pages/api/pu
   the schema, so the server stamps the score with its own clock; the scores table keeps
   one row per (day of that timestamp, name, id), so the same id sent on another day is
   a second row (`rows`), visible to readers as a duplicate.
+* `POST /api/public/ingestion` (the base fake's) takes `score-create` events and keeps
+  the event's timestamp: what the scorer uses on these servers (`GET /api/public/health`
+  says 3.x). `version=` makes the fake claim another version (e.g. a newer one that
+  still refuses lists: the remembered `single` fallback).
 
 The SDK 5.0.4 has no types for the legacy reads; their bodies follow the OpenAPI spec
 (`SessionWithTraces`, `Traces`, `ObservationsViews`). Everything else (configs, v3 score
@@ -45,12 +49,14 @@ V4_ONLY = (
 class FakeLangfuseV3(FakeLangfuse):
     """Self-hosted Langfuse v3 (see the module docstring). `today` is the server's date."""
 
-    def __init__(self, *args: Any, today: str = "2026-11-22", **kw: Any) -> None:
+    def __init__(
+        self, *args: Any, today: str = "2026-11-22", version: str = "3.179.0", **kw: Any
+    ) -> None:
         self.today = today
         self.rows: dict[tuple[str, str], dict[str, Any]] = {}
         """(server day, score id) → the stored row: what the ClickHouse table keeps."""
         self.legacy_requests: list[httpx.Request] = []
-        super().__init__(*args, **kw)
+        super().__init__(*args, version=version, **kw)
 
     def _routes(self) -> None:
         r = self.router
@@ -168,9 +174,12 @@ class FakeLangfuseV3(FakeLangfuse):
         if message:
             return httpx.Response(400, json={"message": message})
         self._ingest(item)
-        if item["id"] in self.scores:
-            self.rows[(self.today, item["id"])] = item
         return httpx.Response(200, json={"id": item["id"]})
+
+    def _ingest(self, item: dict[str, Any]) -> None:
+        super()._ingest(item)
+        if item["id"] in self.scores:  # the row's key: the day of the score's timestamp
+            self.rows[(item["timestamp"][:10], item["id"])] = item
 
     def duplicate_ids(self) -> set[str]:
         """Score ids stored in more than one row (sent again on another day)."""

@@ -1,8 +1,9 @@
-"""Self-hosted Langfuse v3: legacy reads and one score per POST, through the real SDK client."""
+"""Self-hosted Langfuse v3: legacy reads and scores on the ingestion endpoint, through the
+real SDK client."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -52,7 +53,7 @@ def test_v3_unknown_session_is_empty_not_an_error(observations):
         LangfuseSource("no-such-session", api=v3.client()).load()
 
 
-def test_v3_push_is_one_object_per_post_with_the_same_ids():
+def test_v3_push_is_one_ingestion_batch_with_the_same_ids_and_the_stable_timestamp():
     card = make_scorecard("sess-v3")
     with FakeLangfuse() as v4:
         on_v4 = push_scorecard(card, api=v4.client())
@@ -61,37 +62,59 @@ def test_v3_push_is_one_object_per_post_with_the_same_ids():
     with FakeLangfuseV3() as v3:
         client = v3.client()
         result = push_scorecard(card, api=client)
-        assert result.ok and result.single and len(result.accepted) == 7
+        assert result.ok and result.path == "ingestion" and len(result.accepted) == 7
         assert result.score_ids == on_v4.score_ids  # the same deterministic ids
         assert set(v3.scores) == set(on_v4.score_ids.values())
-        # One refused list POST, then seven single ones; never a list again on this host.
-        assert [len(b) for b in v3.score_batches] == [1] * 7
-        assert v3.calls["scores"] == 1 + 7
-        assert langfuse_caps.capabilities(client).score_batches is False
-        assert all(item["timestamp"].startswith("2026-11-22") for item in v3.scores.values())
+        # Decided from the version before sending: no list POST, no refusal, one request.
+        assert (v3.calls["health"], v3.calls["scores"], v3.calls["ingestion"]) == (1, 0, 1)
+        assert langfuse_caps.capabilities(client).score_write == "ingestion"
+        stamp = card.created_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        assert all(item["timestamp"] == stamp for item in v3.scores.values())
 
 
-def test_v3_rerun_on_another_day_sends_nothing_and_leaves_no_duplicate_rows():
+def test_v3_rerun_on_another_day_leaves_one_row_and_a_changed_value_wins():
     card = make_scorecard("sess-v3")
     with FakeLangfuseV3() as v3:
         client = v3.client()
         push_scorecard(card, api=client)
-        posts = v3.calls["scores"]
-        v3.today = "2026-11-25"  # the server stamps scores with its own day
+        v3.today = "2026-11-25"  # the server's own day no longer matters
         again = push_scorecard(card, api=client)
-        assert again.ok and sorted(again.unchanged) == sorted(again.score_ids)
-        assert v3.calls["scores"] == posts  # nothing re-sent
-        assert not v3.duplicate_ids()
-        # A changed value is sent (and is the documented duplicate-row case on v3).
+        assert again.ok and v3.calls["ingestion"] == 2 and not v3.duplicate_ids()
+        # A re-judgement three days later: its event comes later the same day, so it
+        # wins the worker's merge and the row keeps its first timestamp.
         changed = card.model_copy(deep=True)
+        changed.meta["first_scored_at"] = card.created_at.isoformat()
+        changed.created_at = card.created_at + timedelta(days=3)
         changed.scores["tool_efficiency"].value = 2
         third = push_scorecard(changed, api=client)
-        assert third.ok and third.unchanged and "tool_efficiency" not in third.unchanged
-        assert v3.calls["scores"] == posts + 1
-        assert v3.duplicate_ids() == {third.score_ids["tool_efficiency"]}
+        stored = v3.scores[third.score_ids["tool_efficiency"]]
+        assert third.ok and stored["value"] == 2 and not v3.duplicate_ids()
+        assert stored["timestamp"].startswith("2026-11-22T09:30:00")
+        # An older card pushed later (`scores push` of an old run) does not win.
+        push_scorecard(card, api=client)
+        assert v3.scores[third.score_ids["tool_efficiency"]]["value"] == 2
 
 
-def test_v3_rejected_single_score_is_reported_per_item():
+def test_a_server_that_refuses_lists_anyway_costs_one_refusal_ever(monkeypatch):
+    """A version newer than 4.16 gets the list body; if it refuses it, that host goes one
+    score per request, remembered on disk: a new process sends no list again."""
+    card = make_scorecard("sess-odd")
+    with FakeLangfuseV3(version="4.30.1") as odd:
+        client = odd.client()
+        result = push_scorecard(card, api=client)
+        assert result.ok and result.path == "single" and len(result.accepted) == 7
+        assert odd.calls["scores"] == 1 + 7  # one refused list, then seven objects
+        langfuse_caps.reset()  # the next process
+        again = push_scorecard(card, api=client)
+        assert again.ok and again.path == "single" and odd.calls["scores"] == 8
+        assert sorted(again.unchanged) == sorted(again.score_ids)  # read back, not re-sent
+        odd.version = "4.31.0"  # upgraded: the list is tried again
+        langfuse_caps.reset()
+        push_scorecard(card, api=client)
+        assert odd.calls["scores"] == 9
+
+
+def test_v3_rejected_score_is_reported_per_item():
     card = make_scorecard("sess-v3")
     with FakeLangfuseV3() as v3:
         v3.reject = lambda item: "bad value" if item["name"] == "error_handling" else None

@@ -159,7 +159,7 @@ def uploaded(tmp_path_factory, real_server: RealServer, hook: tuple[str, Path]) 
         payload = {"session_id": sid, "transcript_path": str(dst), "hook_event_name": "SessionEnd"}
         env = {**os.environ, **real_server.env, "HOME": str(work / "home")}
         done = subprocess.run(
-            [python, str(script)], input=json.dumps(payload), env=env, capture_output=True
+            [python, str(script)], input=json.dumps(payload).encode(), env=env, capture_output=True
         )
         assert done.returncode == 0, done.stderr.decode()[-2000:]
         ids[name], files[name] = sid, dst
@@ -208,9 +208,12 @@ def _wait_for_observations(server: RealServer, session_ids: Any, timeout: float 
 
 @pytest.fixture
 def on_real_server(monkeypatch, real_server: RealServer) -> RealServer:
-    """This test's scorer env pointed at the real server."""
+    """This test's scorer env pointed at the real server, with real waits (ingestion is
+    asynchronous: the read-back waits for the worker as it would for a user)."""
+    from scorer import langfuse_client
     from scorer.settings import get_settings
 
+    monkeypatch.setattr(langfuse_client.RETRY, "sleep", time.sleep)
     for key, value in real_server.env.items():
         monkeypatch.setenv(key, value)
     get_settings.cache_clear()

@@ -1,11 +1,13 @@
 """Write a scorecard's seven scores to Langfuse.
 
-`push_scorecard` posts the seven scores in one `POST /api/public/scores` batch with
-deterministic ids and a stable timestamp, so re-running updates instead of duplicating.
-A 207 partial answer is reported per item; only items rejected for a transient reason
-are re-sent, never the whole batch. A server that refuses the list body (self-hosted v3:
-400) gets one score per request with the same ids (`single.send_single`); that is
-detected once per host (`langfuse_caps`).
+`push_scorecard` sends the seven scores in one request with deterministic ids and a
+stable timestamp, so re-running updates instead of duplicating. The request is the one
+the server takes, decided before anything is sent (`modes.score_write_mode`): a list
+`POST /api/public/scores` (Cloud), a batch of `score-create` events on the ingestion
+endpoint (self-hosted up to 4.16, `ingestion.send_ingestion`), or, for a server that
+refused a list although its version said otherwise, one score per request
+(`single.send_single`). A 207 partial answer is reported per item; only items rejected
+for a transient reason are re-sent, never the whole batch.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from pydantic import BaseModel, Field
 
 from scorer.errors import SinkError
 from scorer.judge.rubric import Rubric, default_rubric
-from scorer.langfuse_caps import capabilities, list_body_rejected
+from scorer.langfuse_caps import capabilities
 from scorer.langfuse_client import RETRY, LangfuseClient, get_client
 from scorer.models import DimensionScore, Scorecard, checklist_line
 from scorer.sinks.langfuse.configs import config_ids, project_id
+from scorer.sinks.langfuse.ingestion import post_events
+from scorer.sinks.langfuse.modes import WriteMode, remember_refusal, score_write_mode
 from scorer.sinks.langfuse.single import send_single
 from scorer.sources.langfuse import fetch_observations, session_url
 
@@ -63,8 +67,9 @@ class PushResult(BaseModel):
     retried: list[str] = Field(default_factory=list)
     unchanged: list[str] = Field(default_factory=list)
     """One-object servers: scores already stored with the same value (not re-sent)."""
-    single: bool = False
-    """Sent one score per request (a server that refuses list bodies)."""
+    path: WriteMode | None = None
+    """How the scores were sent: one list POST, one ingestion batch, or one POST per
+    score (`sinks/langfuse/modes.py`)."""
     batches: int = 0
     url: str | None = None
 
@@ -258,43 +263,53 @@ def push_scorecard(
         trace_id=trace_id,
         score_ids={r.name: r.id or "" for r in batch},
     )
-    _send(client, batch, result)
+    _send(client, batch, result, scorecard.created_at)
     pid = project_id(client)
     result.url = session_url(client.host, pid, scorecard.session_id) if pid else None
     return result
 
 
-def _send(client: LangfuseClient, batch: list[CreateScoreRequest], result: PushResult) -> None:
-    caps = capabilities(client)
-    if caps.score_batches is False:
-        result.single = True
-        send_single(client, batch, result)
+def _send(
+    client: LangfuseClient,
+    batch: list[CreateScoreRequest],
+    result: PushResult,
+    judged: datetime,
+) -> None:
+    result.path = score_write_mode(client)
+    if result.path == "list":
+        # Until one list POST was answered, threads send theirs one at a time: a server
+        # that refuses lists after all refuses one, not one per backfill worker.
+        with capabilities(client).trying("score_list") as taken:
+            try:
+                if taken is False:
+                    raise _ListRefused(batch)
+                _resend_transient(batch, result, lambda items: _post_list(client, items, result))
+                capabilities(client).score_list = True
+                return
+            except _ListRefused as refused:
+                # The version said lists, the server said no: never again from this host.
+                remember_refusal(client)
+                result.path, batch = "single", refused.pending
+    if result.path == "ingestion":
+        _resend_transient(batch, result, lambda items: post_events(client, items, result, judged))
         return
+    send_single(client, batch, result)
+
+
+Rejections = tuple[dict[str, str], list[str]]
+"""Score name → the server's message, and messages that named no item."""
+
+
+def _resend_transient(
+    batch: list[CreateScoreRequest],
+    result: PushResult,
+    send: Callable[[list[CreateScoreRequest]], Rejections],
+) -> None:
+    """Send, then re-send only the items rejected for a transient reason (a few times)."""
     pending = batch
-    what = f"writing scores for session {result.session_id}"
     for attempt in range(TRANSIENT_RETRIES + 1):
-        try:
-            raw = client.call(
-                client.api.scores.with_raw_response.create,
-                error=SinkError,
-                what=what,
-                passthrough=(400, 422) if caps.score_batches is None else (),
-                request=pending,
-            )
-        except ApiError as exc:
-            if not list_body_rejected(exc):
-                raise client.translate(exc, error=SinkError, what=what) from exc
-            # An older server: one score object per request (detected once per host).
-            caps.score_batches = False
-            result.single = True
-            send_single(client, pending, result)
-            return
-        caps.score_batches = True
+        rejected, loose = send(pending)
         result.batches += 1
-        # The SDK keeps the httpx response private; the status tells 200 (old server) from 202.
-        http = getattr(raw, "_response", None)
-        result.status_code = http.status_code if http is not None else None
-        rejected, loose = _rejections(raw.data, pending)
         result.accepted.extend(r.name for r in pending if r.name not in rejected)
         result.unattributed_errors.extend(loose)
         retry = [r for r in pending if r.name in rejected and is_transient(rejected[r.name])]
@@ -311,10 +326,39 @@ def _send(client: LangfuseClient, batch: list[CreateScoreRequest], result: PushR
         pending = retry
 
 
-def _rejections(data: Any, pending: list[CreateScoreRequest]) -> tuple[dict[str, str], list[str]]:
-    if isinstance(data, CreateScoreBatchResults) and data.rejected:
-        return attribute_errors(pending, [e.message for e in data.errors])
+class _ListRefused(Exception):
+    def __init__(self, pending: list[CreateScoreRequest]) -> None:
+        self.pending = pending
+
+
+def _post_list(
+    client: LangfuseClient, pending: list[CreateScoreRequest], result: PushResult
+) -> Rejections:
+    what = f"writing scores for session {result.session_id}"
+    try:
+        raw = client.call(
+            client.api.scores.with_raw_response.create,
+            error=SinkError,
+            what=what,
+            passthrough=(400, 422),
+            request=pending,
+        )
+    except ApiError as exc:
+        if not list_body_rejected(exc):
+            raise client.translate(exc, error=SinkError, what=what) from exc
+        raise _ListRefused(pending) from exc
+    # The SDK keeps the httpx response private; the status tells 200 (old server) from 202.
+    http = getattr(raw, "_response", None)
+    result.status_code = http.status_code if http is not None else None
+    if isinstance(raw.data, CreateScoreBatchResults) and raw.data.rejected:
+        return attribute_errors(pending, [e.message for e in raw.data.errors])
     return {}, []  # 202 Accepted, or 200 from an older server
+
+
+def list_body_rejected(exc: ApiError) -> bool:
+    """Whether a list POST of scores was refused as a body shape (zod's 400 "expected
+    object, received array" on self-hosted up to 4.16); a 207 carries per-item rejections."""
+    return exc.status_code in (400, 422)
 
 
 def _backoff(attempt: int, sleep: Callable[[float], None] | None = None) -> None:
