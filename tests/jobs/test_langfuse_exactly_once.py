@@ -185,11 +185,12 @@ def test_backfill_against_self_hosted_v3_end_to_end_and_idempotent_rerun(tmp_pat
         assert v3.calls["observations"] == 1  # one 404, then legacy for the whole run
         assert v3.calls["traces"] >= 1 and v3.calls["sessions"] == 3
         assert score_counts(v3) == dict.fromkeys(SESSIONS, 7)
-        assert all(len(batch) == 1 for batch in v3.score_batches)
-        posts = v3.calls["scores"]
+        # One ingestion batch of seven per session, never a refused list.
+        assert [len(b) for b in v3.score_batches] == [7] * 3 and v3.calls["scores"] == 0
+        assert v3.calls["health"] == 1
         v3.today = "2026-11-26"
-        again = run(rescore=True)  # same scores, another day: nothing re-sent
-        assert again.scored == 3 and v3.calls["scores"] == posts
+        again = run(rescore=True)  # same scores, another day: the same rows
+        assert again.scored == 3 and v3.calls["ingestion"] == 6
         assert not v3.duplicate_ids()
 
 

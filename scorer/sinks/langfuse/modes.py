@@ -32,9 +32,7 @@ from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import urlsplit
 
-from langfuse.api.core.api_error import ApiError
-
-from scorer.errors import ScorerError, SinkError
+from scorer.errors import SinkError
 from scorer.langfuse_caps import capabilities
 from scorer.langfuse_client import LangfuseClient
 from scorer.settings import get_settings
@@ -107,7 +105,7 @@ def server_version(client: LangfuseClient) -> str | None:
             what="reading the server version",
             passthrough=(404, 405, 503),
         )
-    except (ApiError, ScorerError) as exc:
+    except Exception as exc:  # advisory: an unknown version gets the list, then learns
         log.debug("Langfuse at %s: no version from /api/public/health (%s)", client.host, exc)
         return None
     return str(health.version) if health.version else None
