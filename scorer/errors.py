@@ -2,6 +2,7 @@
 
 ScorerError
 ├── ConfigError        bad score config, prompt file or option
+│   └── SettingsError  a bad environment variable (a usage error: exit 2)
 ├── CredentialsError   a missing/rejected key; names the env var to check
 ├── SourceError        a session could not be found or read
 │   └── EmptySessionError
@@ -31,6 +32,12 @@ class ScorerError(Exception):
 
 class ConfigError(ScorerError):
     pass
+
+
+class SettingsError(ConfigError):
+    """An environment variable with a value outside what the program accepts."""
+
+    exit_code = 2
 
 
 class CredentialsError(ScorerError):

@@ -11,6 +11,7 @@ handed down as values; `prepare/` and `judge/` never call `get_settings()`.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -20,7 +21,7 @@ import platformdirs
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from scorer.errors import ConfigError, CredentialsError
+from scorer.errors import CredentialsError, SettingsError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_EFFORT = "medium"
@@ -30,6 +31,26 @@ DEFAULT_CHUNK_OVERLAP = 4
 DEFAULT_TOKEN_SAFETY = 1.25
 DEFAULT_ESTIMATE_FACTOR = 1.3
 STORE_FILE = "scores.sqlite3"
+MIN_BUDGET, MAX_BUDGET = 1_000, 2_000_000
+"""Sane chunk budgets (tokens): below, the task header alone does not fit; above, no
+model's context window holds a chunk."""
+MAX_OVERLAP = 1_000
+"""Events repeated between chunks, at most."""
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}")
+
+
+def check_model_name(value: str) -> str:
+    """A model id is one printable word (`claude-sonnet-5-5`, `...-v1:0`, `model@date`);
+    '' (no fallback) passes.
+
+    Raises:
+        ValueError: The name holds a line break, a space or a control character.
+    """
+    if value and not _MODEL_NAME.fullmatch(value):
+        raise ValueError(
+            "must be one word of letters, digits and ._:@/+- (no spaces or line breaks)"
+        )
+    return value
 
 
 class Settings(BaseSettings):
@@ -70,32 +91,55 @@ class Settings(BaseSettings):
         default=DEFAULT_FALLBACK_MODEL, validation_alias="SCORER_FALLBACK_MODEL"
     )
     """Where a refused judge request is retried once; empty: no fallback."""
-    context_window: int | None = Field(default=None, validation_alias="SCORER_CONTEXT_WINDOW")
+    context_window: int | None = Field(
+        default=None, ge=1_000, le=10_000_000, validation_alias="SCORER_CONTEXT_WINDOW"
+    )
     """Overrides the model table's context window (tokens)."""
-    max_prompt_tokens: int | None = Field(default=None, validation_alias="SCORER_MAX_PROMPT_TOKENS")
+    max_prompt_tokens: int | None = Field(
+        default=None, ge=1_000, le=10_000_000, validation_alias="SCORER_MAX_PROMPT_TOKENS"
+    )
     """The single-call ceiling: the largest prompt one judge request may carry (default:
     the context window minus that call's max_tokens)."""
     estimate_factor: float = Field(
-        default=DEFAULT_ESTIMATE_FACTOR, gt=0, validation_alias="SCORER_ESTIMATE_FACTOR"
+        default=DEFAULT_ESTIMATE_FACTOR,
+        ge=0.5,
+        le=5,
+        allow_inf_nan=False,
+        validation_alias="SCORER_ESTIMATE_FACTOR",
     )
     """Claude tokens per cl100k token for cost estimates without `count_tokens`."""
     chunk_budget: int = Field(
-        default=DEFAULT_CHUNK_BUDGET, gt=0, validation_alias="SCORER_CHUNK_BUDGET"
+        default=DEFAULT_CHUNK_BUDGET,
+        ge=MIN_BUDGET,
+        le=MAX_BUDGET,
+        validation_alias="SCORER_CHUNK_BUDGET",
     )
     chunk_overlap: int = Field(
-        default=DEFAULT_CHUNK_OVERLAP, ge=0, validation_alias="SCORER_CHUNK_OVERLAP"
+        default=DEFAULT_CHUNK_OVERLAP, ge=0, le=MAX_OVERLAP, validation_alias="SCORER_CHUNK_OVERLAP"
     )
     token_safety_factor: float = Field(
-        default=DEFAULT_TOKEN_SAFETY, gt=0, validation_alias="SCORER_TOKEN_SAFETY"
+        default=DEFAULT_TOKEN_SAFETY,
+        ge=0.5,
+        le=5,
+        allow_inf_nan=False,
+        validation_alias="SCORER_TOKEN_SAFETY",
     )
     debug: bool = Field(default=False, validation_alias="SCORER_DEBUG")
     """Re-raise errors with their traceback instead of one red line."""
     prices_file: Path | None = Field(default=None, validation_alias="SCORER_PRICES")
     """A TOML price table that adds to or replaces the built-in model prices."""
-    prep_processes: int | None = Field(default=None, ge=0, validation_alias="SCORER_PREP_PROCESSES")
+    prep_processes: int | None = Field(
+        default=None, ge=0, le=256, validation_alias="SCORER_PREP_PROCESSES"
+    )
     """Backfill prep worker processes: 0 never, default one per core (at most 4) from
     `--concurrency 4` on (see `jobs.prep_pool`)."""
-    batch_poll_seconds: float = Field(default=30.0, validation_alias="SCORER_BATCH_POLL_SECONDS")
+    batch_poll_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        le=3600,
+        allow_inf_nan=False,
+        validation_alias="SCORER_BATCH_POLL_SECONDS",
+    )
     """Seconds between Message Batches polls."""
     terminal_bench: Path | None = Field(default=None, validation_alias="SCORER_TERMINAL_BENCH")
     """The terminal-bench sessions used by `score-calibrate` (default: ../shared/data)."""
@@ -151,6 +195,11 @@ class Settings(BaseSettings):
         if not self.anthropic_configured:
             raise CredentialsError(f"ANTHROPIC_API_KEY is not set: export it {hint}")
 
+    @field_validator("model", "fallback_model", "effort")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        return check_model_name(value)
+
     @field_validator("anthropic_base_url", "langfuse_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
@@ -187,12 +236,12 @@ def get_settings() -> Settings:
     the data dir (`scorer._legacy_home`), so no history is lost.
 
     Raises:
-        ConfigError: An env var has a bad value; the message names it.
+        SettingsError: An env var has a bad value; the message names it (exit 2).
     """
     try:
         settings = Settings()
     except ValidationError as exc:
-        raise ConfigError(_describe(exc)) from None
+        raise SettingsError(_describe(exc)) from None
     if settings.home_is_default:
         from scorer._legacy_home import adopt_legacy_home
 
@@ -204,10 +253,16 @@ _URL_FIELDS = ("ANTHROPIC_BASE_URL", "LANGFUSE_BASE_URL", "LANGFUSE_HOST")
 
 
 def _describe(exc: ValidationError) -> str:
+    """One line naming each bad variable and its value, shaped so that redaction leaves
+    it alone (`NAME (value 'x')`, not `NAME=x`, which reads as a secret assignment)."""
+    from scorer.prepare.fence import one_line
+
     problems = []
     for error in exc.errors():
         name = str(error["loc"][0]) if error["loc"] else "setting"
-        # A URL may carry a password: its value is not repeated.
-        value = "" if name in _URL_FIELDS else repr(error.get("input"))
-        problems.append(f"{name}={value}: {error['msg']}")
+        message = str(error["msg"]).removeprefix("Value error, ")
+        if name in _URL_FIELDS:  # a URL may carry a password: its value is not repeated
+            problems.append(f"{name}: {message}")
+        else:
+            problems.append(f"{name} (value {one_line(repr(error.get('input')))}): {message}")
     return "bad environment variable " + "; ".join(problems)

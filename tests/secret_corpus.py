@@ -400,3 +400,98 @@ CORPUS += [
         "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b",
     ),
 ]
+
+
+# ---- issue 25: the families an independent adversary found leaking (tuning set) ----------
+# Written from the issue's list; the rules were written from these. Held-out cases whose
+# misses were used to change a rule are moved here too (see docs/security.md).
+_R = "q7Zx2Lm9Kp4Vt8Nw3Hy6Rb1Jc5Gd0Fs"  # 32 mixed
+_H40 = H32 + "0a1b2c3d"
+_ETH = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+_B64_44 = "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="
+_WORDS = "legal winner thank year wave sausage worth useful legal winner thank yellow"
+_PPK_1 = "AAAAIFT3n9uWvX1z0kq2Lrj8Yc4Hh5Pz6Tq0VmNa3Bc9"
+_PPK_2 = "AAAAEGx1Y2t5X3N0cmluZ19oZXJlAAAAIQDv3wHk"
+
+CORPUS += [
+    _c("mailgun_key", "output", "MAILGUN_DOMAIN=mg.acme.io\nMG_KEY=key-" + H32 + "\n", H32),
+    _c("discord_token", "command",
+       "curl -H 'Authorization: Bot MTE5NzM0" + "NzY5ODk5ODk1NzE4OA.GhJkLm.abcDEF1234_ghiJKL5678-mnoPQRstuVWxyz'"
+       " https://discord.com/api/v10/users/@me", "GhJkLm.abcDEF1234_ghiJKL5678"),
+    _c("discord_webhook", "output",
+       "WEBHOOK=https://discord.com/api/" + "webhooks/1197347698998957188/" + A36 + "_xY",
+       A36),
+    _c("doppler_token", "command", "doppler run --token dp.st." + "prd." + A36 + "Abcd -- ./app",
+       A36),
+    _c("google_oauth_token", "output", "$ gcloud auth print-access-token\nya29." + "a0AfB_" + A36 + A36[:20],
+       A36 + A36[:20]),
+    _c("heroku_key", "output", "HEROKU_API_KEY=HRKU-" + "AA" + A36 + "_" + A36[:20], A36),
+    _c("linear_key", "command",
+       "curl -H 'Authorization: lin_api_" + A36 + "Qw12' https://api.linear.app/graphql", A36),
+    _c("notion_token", "output", "NOTION=ntn_" + "12345678901" + A36[:35], A36[:35]),
+    _c("stripe_webhook_secret", "output", "> Ready! Your webhook signing secret is whsec_" + A36 + " (^C to quit)", A36),
+    _c("postman_key", "command", "newman run c.json --postman-api-key PMAK-" + H32[:24] + "-" + H64[:34],
+       H64[:34]),
+    _c("sentry_token", "output", "SENTRY_AUTH=sntrys_" + "eyJpYXQiOjE3MDAwMDAwMDAuMH0" + A36, A36),
+    _c("atlassian_token", "command",
+       "curl -u bob@acme.io:ATATT3xFfGF0" + A36 + A36 + "=0A1B2C3D https://acme.atlassian.net/rest/api/3/myself",
+       A36),
+    _c("auth_header", "command",
+       "curl -H 'X-Auth-Email: bob@acme.io' -H 'X-Auth-Key: " + H32 + "abcde' https://api.cloudflare.com/client/v4/zones",
+       H32),
+    _c("zapier_webhook", "command", "curl -X POST https://hooks." + "zapier.com/hooks/catch/1234567/ab" + "c9xyz/ -d x=1",
+       "1234567/abc9xyz"),
+    _c("url_signature", "output",
+       "https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-01&sig=" + B64_40.replace("/", "%2F") + "%3D",
+       B64_40[:20].replace("/", "%2F")),
+    _c("url_signature", "output",
+       "https://bkt.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA"
+       "Q7ZR2XW5NB4KJ8LD%2F20261125%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261125T000000Z"
+       "&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature=" + H64, H64),
+    _c("putty_key", "output",
+       "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2\n"
+       "AAAAC3NzaC1lZDI1NTE5AAAAIKx\nAAAAB3Nz\nPrivate-Lines: 2\n" + _PPK_1 + "\n" + _PPK_2
+       + "\nPrivate-MAC: " + H64, _PPK_1, _PPK_2, H64),
+    _c("assignment", "output",
+       "[Interface]\nAddress = 10.0.0.2/32\nPrivateKey = " + _B64_44 + "\nDNS = 1.1.1.1\n", _B64_44),
+    _c("assignment", "output",
+       "users:\n- name: admin\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n"
+       "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFcEFJQkFBS0NBUUVB" + A36 + "\n",
+       "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFcEFJQkFBS0NBUUVB"),
+    _c("crypto_private_key", "prompt", "deploy with the wallet private key 0x" + _ETH + " on sepolia", _ETH),
+    _c("mnemonic", "output", "Your recovery phrase (write it down):\n" + _WORDS + "\n", _WORDS),
+    _c("assignment", "output",
+       "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\ndata:\n"
+       "  username: YWRtaW4=\n  dbhost: ZGIuaW50ZXJuYWw=\n  pw: " + "UzNjcjN0LVBhc3N3MHJkIQ==\n",
+       "UzNjcjN0LVBhc3N3MHJkIQ=="),
+    _c("assignment", "output", "$ cat .npmrc\nregistry=https://npm.acme.io/\n_auth=" + "Ym9iOlMzY3IzdFBhc3M=\nalways-auth=true",
+       "Ym9iOlMzY3IzdFBhc3M="),
+    _c("assignment", "output",
+       '{\n    "Credentials": {\n        "AccessKeyId": "ASIAQ7ZR2XW5NB4KJ8LD",\n        "SecretAccessKey": "'
+       + B64_40 + '",\n        "SessionToken": "FwoGZXIvYXdzE' + A36 + '"\n    }\n}', B64_40, A36),
+    _c("assignment", "command",
+       "isql -v -k 'DRIVER={ODBC Driver 18};SERVER=db;UID=sa;PWD=" + "Odbc5ecretPw;DATABASE=app'",
+       "Odbc5ecretPw"),
+    _c("assignment", "output", "[mysql]\ndbuser = app\ndbpass = " + "My5qlPassw0rdX\n", "My5qlPassw0rdX"),
+    _c("assignment", "command",
+       "curl 'https://api.acme.io/v1/export?format=csv&access_key=" + H32 + "&limit=10'", H32),
+    _c("cookie", "output",
+       "< HTTP/2 302\n< set-cookie: sessionid=" + _R + "q7Zx2Lm9; expires=Thu, 26 Nov 2026; HttpOnly; Path=/",
+       _R),
+    _c("assignment", "output", "version: \"2\"\nauthtoken: " + "2Ab" + A36 + "_4Cd\nregion: eu", A36),
+    _c("assignment", "output",
+       "$ cat ~/.netrc\nmachine api.heroku.com\n  login bob@acme.io\n  password " + _R + "\n", _R),
+    _c("cli_password", "command", "redis-cli -h cache -a " + "R3dis5ecretPw --no-auth-warning ping", "R3dis5ecretPw"),
+    _c("cli_password", "command",
+       "keytool -importkeystore -srckeystore a.p12 -srcstorepass " + "Src5torePw1 -destkeystore b.jks "
+       "-deststorepass " + "Dst5torePw2", "Src5torePw1", "Dst5torePw2"),
+    _c("cli_password", "command", "openssl pkcs12 -export -in c.pem -out c.p12 -passout pass:" + "Pkcs12Pw9x",
+       "Pkcs12Pw9x"),
+    _c("cli_password", "command", "htpasswd -b -c /etc/nginx/.htpasswd admin " + "Htp4sswdPw", "Htp4sswdPw"),
+    _c("pgpass", "output", "$ cat ~/.pgpass\ndb.internal:5432:app:app_user:" + "Pgp4ssSecret7\n", "Pgp4ssSecret7"),
+    _c("positional_credential", "output",
+       "    7→client = Client(account_sid, '" + H32 + "')\n    8→client.messages.create(to=n)", H32),
+    _c("positional_credential", "output",
+       "    server = smtplib.SMTP_SSL('smtp.gmail.com', 465)\n    server.login(user, \"" + "Smtp5ecretPw\")",
+       "Smtp5ecretPw"),
+]  # fmt: skip

@@ -123,7 +123,7 @@ def load_terminal_bench(root: Path, *, rubric: Rubric | None = None) -> list[Lab
 
 def _bench_label(path: Path, cfg: ScoreConfig) -> Label:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, json.JSONDecodeError) as e:
         raise SourceError(f"cannot read {path}: {e}") from e
     except RecursionError:

@@ -103,10 +103,20 @@ EffortOption = Annotated[
     EffortName | None,
     typer.Option(help="LLM judge thinking effort (default: SCORER_EFFORT, medium)."),
 ]
+
+
+def model_option(param: typer.CallbackParam, value: str | None) -> str | None:
+    """Callback of `--model` / `--fallback-model`: one word, or a usage error (exit 2)."""
+    from scorer.cli._validate import model_name
+
+    return model_name(param, value)
+
+
 FallbackOption = Annotated[
     str | None,
     typer.Option(
         "--fallback-model",
+        callback=model_option,
         help="Retry a refused request on this model (default: SCORER_FALLBACK_MODEL, "
         "claude-sonnet-4-6; '' for none).",
     ),
@@ -143,10 +153,26 @@ def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
 
 
 def one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or exc.__class__.__name__
+    """The error as one line for a person: our messages as they are; an OS error as
+    `FILE: reason` (never Python's `[Errno 2] …` form)."""
+    text = _os_error(exc) if isinstance(exc, OSError) else str(exc).strip()
+    if isinstance(exc, UnicodeDecodeError):
+        text = (
+            f"not UTF-8 text (byte {exc.object[exc.start : exc.start + 1]!r} at offset {exc.start})"
+        )
+    text = text or exc.__class__.__name__
     if isinstance(exc, ScorerError) and exc.spent_usd:  # the calls made before are billed
         text += f" (judge calls made before this cost ${exc.spent_usd:.4f})"
     return " ".join(text.split())
+
+
+def _os_error(exc: OSError) -> str:
+    reason = exc.strerror or exc.__class__.__name__
+    reason = reason[0].lower() + reason[1:]
+    if exc.filename is None:
+        return reason
+    names = [str(exc.filename)] + ([str(exc.filename2)] if exc.filename2 else [])
+    return f"{' -> '.join(names)}: {reason}"
 
 
 def handle_errors(fn: F) -> F:
@@ -164,7 +190,7 @@ def handle_errors(fn: F) -> F:
         except (ScorerError, OSError, UnicodeDecodeError) as exc:
             if _debug():
                 raise
-            raise fail(one_line(exc)) from None
+            raise fail(one_line(exc), getattr(exc, "exit_code", EXIT_ERROR)) from None
 
     return wrapper  # type: ignore[return-value]
 

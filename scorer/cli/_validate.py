@@ -49,6 +49,35 @@ def unit_interval(param: typer.CallbackParam, value: float | None) -> float | No
     return value
 
 
+def in_range(low: int, high: int):
+    """A callback accepting only `low..high` (a chunk budget, an overlap)."""
+
+    def check(param: typer.CallbackParam, value: int | None) -> int | None:
+        if value is not None and not low <= value <= high:
+            raise usage_error(f"{_flag(param)} must be between {low:,} and {high:,}, got {value:,}")
+        return value
+
+    return check
+
+
+def model_name(param: typer.CallbackParam, value: str | None) -> str | None:
+    """A model id is one word: no spaces, line breaks or control characters."""
+    from scorer.settings import check_model_name
+
+    if value is not None:
+        try:
+            check_model_name(value)
+        except ValueError as exc:
+            raise usage_error(f"{_flag(param)} {_shown(value)} {exc}") from None
+    return value
+
+
+def _shown(value: str) -> str:
+    from scorer.prepare.fence import one_line
+
+    return repr(one_line(value))
+
+
 def check_window(start: datetime | None, end: datetime | None) -> None:
     """`--from` must come before `--to`.
 

@@ -26,6 +26,7 @@ from scorer.cli._common import (
     err,
     handle_errors,
     is_quiet,
+    model_option,
     note,
     print_json,
 )
@@ -219,7 +220,10 @@ def backfill_command(
         BackfillJudge,
         typer.Option(help="llm, heuristic, or auto (llm when ANTHROPIC_API_KEY is set)."),
     ] = BackfillJudge.auto,
-    model: Annotated[str | None, typer.Option(help="Judge model (default: SCORER_MODEL).")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(callback=model_option, help="Judge model (default: SCORER_MODEL)."),
+    ] = None,
     effort: EffortOption = None,
     fallback_model: FallbackOption = None,
     projects_root: Annotated[

@@ -23,11 +23,18 @@ from scorer.cli._common import (
     fail,
     handle_errors,
     is_quiet,
+    model_option,
     note,
     out,
     print_json,
 )
-from scorer.cli._validate import non_negative, positive, unit_interval, usage_error
+from scorer.cli._validate import (
+    in_range,
+    positive,
+    unit_interval,
+    usage_error,
+)
+from scorer.settings import MAX_BUDGET, MAX_OVERLAP, MIN_BUDGET
 
 if TYPE_CHECKING:  # imported where used, so `--help` starts fast
     from scorer.models import Scorecard, Session
@@ -130,7 +137,9 @@ def read_task(prompt: str | None, prompt_file: Path | None) -> str | None:
     if prompt_file is not None and str(prompt_file) == "-":
         return sys.stdin.read()
     if prompt_file:
-        return prompt_file.read_text(encoding="utf-8")
+        from scorer._fs import read_user_text
+
+        return read_user_text(prompt_file, "--prompt-file")
     return prompt
 
 
@@ -179,7 +188,8 @@ def score_session_command(
     ] = SourceName.auto,
     judge: Annotated[JudgeName, typer.Option(help="llm, heuristic, or auto.")] = JudgeName.auto,
     model: Annotated[
-        str | None, typer.Option(help="Judge model (default claude-sonnet-5-5).")
+        str | None,
+        typer.Option(callback=model_option, help="Judge model (default claude-sonnet-5-5)."),
     ] = None,
     effort: EffortOption = None,
     fallback_model: FallbackOption = None,
@@ -189,10 +199,12 @@ def score_session_command(
     render: Annotated[bool, typer.Option("--render", help="Print the rendered timeline.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
     budget: Annotated[
-        int | None, typer.Option(callback=positive, help="Chunk token budget.")
+        int | None,
+        typer.Option(callback=in_range(MIN_BUDGET, MAX_BUDGET), help="Chunk token budget."),
     ] = None,
     overlap: Annotated[
-        int | None, typer.Option(callback=non_negative, help="Events repeated between chunks.")
+        int | None,
+        typer.Option(callback=in_range(0, MAX_OVERLAP), help="Events repeated between chunks."),
     ] = None,
     projects_root: Annotated[
         Path | None,

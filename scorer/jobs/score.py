@@ -78,8 +78,18 @@ def judge_and_store(
     effort: str | None = None,
     fallback_model: str | None = None,
 ) -> Scorecard:
-    """Judge a prepared session, stamp provenance, and publish it to the local store."""
+    """Judge a prepared session, stamp provenance, and publish it to the local store.
+
+    Raises:
+        SinkError: The store cannot be written; checked before the judge is called, so
+            no paid call is made for a card that could not be kept.
+    """
     kind = choose_judge(judge)
+    if store:
+        from scorer.sinks.store import ScoreStore
+
+        with ScoreStore() as db:
+            db.check_writable()
     report_stage("judge")
     card = judge_prepared(
         prepared, kind, model=model, client=client, effort=effort,

@@ -27,6 +27,7 @@ from scorer.errors import ConfigError
 from scorer.judge.rubric import Rubric
 from scorer.judge.schema import ChunkNotes
 from scorer.models import Chunk
+from scorer.prepare.fence import skeleton
 from scorer.resources import data_dir
 
 PROMPT_FILES = (
@@ -151,16 +152,16 @@ def system_blocks(prompts: PromptSet, rubric: Rubric) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text, "cache_control": CACHE_CONTROL}]
 
 
-# Anything a reader could take for an opening or closing tag of one of our sections: any
-# case, whitespace (newlines too) or invisible format characters around the `/`, `-` or a
-# space for the `_`, and the full-width `<` look-alikes.
-_FENCE_NAMES = r"(?:transcript|task[\s_-]*context|chunk[\s_-]*notes)"
-_INVISIBLE = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"
-_SECTION_TAG = re.compile(
-    rf"[<\uff1c\ufe64\u2329\u3008\u27e8](?=[\s{_INVISIBLE}]*[/\\\u2044\u2215]?"
-    rf"[\s{_INVISIBLE}]*{_FENCE_NAMES})",
-    re.IGNORECASE,
-)
+# A tag of one of our sections, as a lenient reader sees it: `<` or a look-alike, then
+# the name in any case and script, with any spaces, line breaks, invisible characters,
+# combining marks or `/`, `-`, `_` look-alikes in between (judged on `skeleton`).
+_LT = "<\uff1c\ufe64\u2329\u3008\u27e8\u2039\u02c2\u276e\u276c\u1438\u22d6\u227a\u29fc"
+_TAG_START = re.compile(f"[{_LT}]")
+_SECTION_NAMES = ("transcript", "taskcontext", "chunknotes")
+_NOT_NAME = re.compile(r"[^a-z]+")
+_TEMPLATE_TAG = re.compile(r"<(/?)(transcript|task_context|chunk_notes)(?=[\s>])")
+_TAG_WINDOW = 64
+"""Characters after a `<` that can hold a (padded) section name."""
 
 
 def guard(text: str) -> str:
@@ -169,7 +170,29 @@ def guard(text: str) -> str:
     The `<` of every tag-like variant of `transcript`, `task_context` and `chunk_notes`
     becomes `&lt;`, so only the prompt template's own tags delimit the data.
     """
-    return _SECTION_TAG.sub("&lt;", text)
+
+    def repl(m: re.Match[str]) -> str:
+        window = skeleton(text[m.end() : m.end() + _TAG_WINDOW]).lower()
+        return "&lt;" if _NOT_NAME.sub("", window).startswith(_SECTION_NAMES) else m.group(0)
+
+    return _TAG_START.sub(repl, text)
+
+
+def fence_id(*data: str) -> str:
+    """The fence id of one request: 16 hex of sha256 over the data it carries.
+
+    The template's tags are stamped with it (`<transcript_3f…>`). Data cannot contain the
+    id of the request it is in (it would have to contain a hash of itself), and the same
+    data always gets the same id, so requests stay reproducible (golden tests, retries).
+    """
+    digest = hashlib.sha256("\0".join(data).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:16]
+
+
+def _fenced(text: str, *data: str) -> list[dict[str, Any]]:
+    """One user message: the rendered template with its section tags stamped."""
+    fid = fence_id(*data)
+    return _user(_TEMPLATE_TAG.sub(lambda m: f"<{m[1]}{m[2]}_{fid}", text))
 
 
 def strip_header(text: str, header: str) -> str:
@@ -197,16 +220,17 @@ def chunk_notes_messages(
 ) -> list[dict[str, Any]]:
     """Messages asking for `ChunkNotes` about one chunk."""
     events = chunk.event_indices
+    data = guard(header), guard(strip_header(chunk.text, header))
     text = prompts.render(
         "chunk_notes.md",
         n_chunks=str(n_chunks),
         chunk_number=str(chunk.index + 1),
         first_event=f"#{events[0]}" if events else "?",
         last_event=f"#{events[-1]}" if events else "?",
-        header=guard(header),
-        transcript=guard(strip_header(chunk.text, header)),
+        header=data[0],
+        transcript=data[1],
     )
-    return _user(text)
+    return _fenced(text, *data)
 
 
 def render_notes(notes: list[ChunkNotes]) -> str:
@@ -231,12 +255,9 @@ def render_notes(notes: list[ChunkNotes]) -> str:
 
 def single_scoring_messages(prompts: PromptSet, header: str, chunk: Chunk) -> list[dict[str, Any]]:
     """Messages scoring a session that fits in one chunk."""
-    material = prompts.render(
-        "final_material_single.md",
-        header=guard(header),
-        transcript=guard(strip_header(chunk.text, header)),
-    )
-    return _user(prompts.render("final.md", material=material))
+    data = guard(header), guard(strip_header(chunk.text, header))
+    material = prompts.render("final_material_single.md", header=data[0], transcript=data[1])
+    return _fenced(prompts.render("final.md", material=material), *data)
 
 
 def final_scoring_messages(
@@ -248,14 +269,19 @@ def final_scoring_messages(
     tail_chars: int,
 ) -> list[dict[str, Any]]:
     """Messages scoring a chunked session from all notes plus the tail of the last chunk."""
+    data = (
+        guard(header),
+        guard(render_notes(notes)),
+        guard(tail(strip_header(last_chunk.text, header), tail_chars)),
+    )
     material = prompts.render(
         "final_material_chunked.md",
         n_chunks=str(len(notes)),
-        header=guard(header),
-        notes=guard(render_notes(notes)),
-        transcript=guard(tail(strip_header(last_chunk.text, header), tail_chars)),
+        header=data[0],
+        notes=data[1],
+        transcript=data[2],
     )
-    return _user(prompts.render("final.md", material=material))
+    return _fenced(prompts.render("final.md", material=material), *data)
 
 
 def repair_messages(

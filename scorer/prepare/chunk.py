@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from scorer.errors import ConfigError
 from scorer.models import Chunk, Session
+from scorer.prepare.fence import QUOTED_LINE_MARK, looks_structural
 from scorer.prepare.render import (
     DEFAULT_MAX_OUTPUT_CHARS,
     RenderedEvent,
@@ -47,7 +48,7 @@ def _truncate(event: RenderedEvent, text: str, cap: int, counter: TokenCounter) 
     while keep > 0:
         head_n = int(keep * _HEAD_SHARE)
         head = counter.decode(tokens[:head_n])
-        tail = counter.decode(tokens[len(tokens) - (keep - head_n) :]).rstrip("\n")
+        tail = _quote_cut_line(counter.decode(tokens[len(tokens) - (keep - head_n) :]))
         marker = (
             f"[… event #{event.index} truncated: {counter.scale(keep):,} of "
             f"{counter.scale(len(tokens)):,} tokens shown …]"
@@ -61,6 +62,14 @@ def _truncate(event: RenderedEvent, text: str, cap: int, counter: TokenCounter) 
         f"[… event #{event.index} truncated: 0 of {counter.scale(len(tokens)):,} tokens shown …]"
     )
     return f"#{event.index} {marker}\n", counter.raw(f"#{event.index} {marker}\n")
+
+
+def _quote_cut_line(tail: str) -> str:
+    """The tail of a cut event: its first line starts mid-line, so it may now read like an
+    event header (`…x#92 ↳` cut before `#92`); quote it as the renderer would."""
+    tail = tail.rstrip("\n")
+    first = tail.split("\n", 1)[0]
+    return QUOTED_LINE_MARK + tail if looks_structural(first) else tail
 
 
 def _validate(header_raw: int, budget: int, overlap: int, max_raw: int) -> None:

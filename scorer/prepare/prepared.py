@@ -14,6 +14,7 @@ from typing import Protocol
 from scorer._gc import without_gc
 from scorer.models import Chunk, Session
 from scorer.prepare.chunk import chunk_events
+from scorer.prepare.fence import one_line
 from scorer.prepare.redact import RedactionReport, redact_session
 from scorer.prepare.render import RenderedEvent, render_events, render_header
 from scorer.prepare.signals import Signals, compute_signals
@@ -130,7 +131,7 @@ def verification_lines(s: Signals) -> list[str]:
         f"- task requirements: {len(s.requirements)} listed; {counts['covered']} touched by an "
         f"action, {counts['uncovered']} untouched, {counts['unchecked']} name nothing to match",
     ]
-    lines += [f"  - untouched: {r.text} (key terms: {', '.join(r.terms)})" for r in
+    lines += [one_line(f"  - untouched: {r.text} (key terms: {', '.join(r.terms)})") for r in
               s.uncovered_requirements[:10]]  # fmt: skip
     return lines
 

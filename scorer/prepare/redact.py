@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from itertools import accumulate
 from typing import Any
@@ -20,8 +20,9 @@ from typing import Any
 from ahocorasick_rs import BytesAhoCorasick, Implementation
 from pydantic import BaseModel, Field
 
-from scorer.models import Event, Session
-from scorer.prepare.secret_rules import RULES, SECRET_NAME, SecretRule, not_a_value
+from scorer.models import Event, EventKind, Session
+from scorer.prepare.secret_base import SecretRule, not_a_value
+from scorer.prepare.secret_rules import RULES, SECRET_NAME
 
 __all__ = ["RedactionReport", "redact_session", "redact_text", "redact_value"]
 
@@ -58,6 +59,8 @@ def _build_prefilter() -> tuple[BytesAhoCorasick, tuple[frozenset[int], ...]]:
 _NO_TRIGGERS: frozenset[int] = frozenset()
 _SEP = "\x00"  # joins a session's strings for one scan: no trigger contains it
 _PREFILTER, _ENABLES = _build_prefilter()
+_TRIGGER_TEXT = tuple(dict.fromkeys(t for rule in RULES for t in rule.triggers))
+"""Trigger ids (as the automaton numbers them) to their text."""
 
 
 def _utf8(text: str) -> bytes:
@@ -82,12 +85,18 @@ def _rules_for(found: frozenset[int]) -> tuple[SecretRule, ...]:
     return tuple(rule for i, rule in enumerate(RULES) if i in wanted)
 
 
-def _apply(rule: SecretRule, text: str, counts: Counter[str]) -> str:
+def _apply(
+    rule: SecretRule, text: str, counts: Counter[str], present: frozenset[str] | None = None
+) -> str:
+    if rule.rewrite is not None:
+        return rule.rewrite(text, counts)
     repl_text = marker(rule.kind)
 
     def repl(m: re.Match[str]) -> str:
         if "[REDACTED" in m.group(0) or (rule.keep and rule.keep(m)):
             return m.group(0)  # already redacted (by an earlier rule), or not a secret
+        if rule.replace is not None:
+            return rule.replace(m, counts)
         counts[rule.kind] += 1
         if rule.group is None:
             return repl_text
@@ -95,7 +104,53 @@ def _apply(rule: SecretRule, text: str, counts: Counter[str]) -> str:
         whole = m.group(0)
         return whole[: start - m.start()] + repl_text + whole[end - m.start() :]
 
-    return rule.pattern.sub(repl, text)
+    if rule.back is None:
+        return rule.pattern.sub(repl, text)
+    triggers = rule.triggers if present is None else [t for t in rule.triggers if t in present]
+    return _apply_anchored(rule, text, repl, triggers)
+
+
+def _apply_anchored(
+    rule: SecretRule,
+    text: str,
+    repl: Callable[[re.Match[str]], str],
+    triggers: Sequence[str],
+) -> str:
+    """`pattern.sub(repl, text)` for matches that start near the rule's triggers.
+
+    A match of an anchored rule starts at its trigger or at most `back` characters before
+    it, walking back over name characters only (`[\\w.-]`, `?`, `&`, and for line rules
+    spaces: `SecretRule.anchor`). Each such start is tried with `pattern.match`: a few
+    attempts per trigger instead of a scan of the whole text.
+    """
+    assert rule.back is not None
+    chars = _ANCHOR_CHARS | rule.anchor
+    starts = sorted({i for t in triggers for i in _find_all(text, t)})
+    parts: list[str] = []
+    done = 0  # text[:done] is decided
+    for at in starts:
+        if at < done:
+            continue
+        first = at
+        while first > done and at - first < rule.back and text[first - 1] in chars:
+            first -= 1
+        for i in range(first, at + 1):
+            m = rule.pattern.match(text, i)
+            if m is not None:
+                parts += [text[done : m.start()], repl(m)]
+                done = max(m.end(), m.start() + 1)
+                break
+    return "".join(parts) + text[done:] if parts else text
+
+
+_ANCHOR_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-?&")
+
+
+def _find_all(text: str, needle: str) -> Iterator[int]:
+    at = text.find(needle)
+    while at != -1:
+        yield at
+        at = text.find(needle, at + 1)
 
 
 def redact_text(text: str) -> tuple[str, Counter[str]]:
@@ -115,9 +170,15 @@ def redact_text(text: str) -> tuple[str, Counter[str]]:
 
 def _redact_str(text: str, counts: Counter[str], triggers: frozenset[int]) -> str:
     # The triggers are found in the original text: markers add none that matters.
+    present = _present(triggers)
     for rule in _rules_for(triggers):
-        text = _apply(rule, text, counts)
+        text = _apply(rule, text, counts, present)
     return text
+
+
+@lru_cache(maxsize=4096)
+def _present(triggers: frozenset[int]) -> frozenset[str]:
+    return frozenset(_TRIGGER_TEXT[i] for i in triggers)
 
 
 def is_secret_name(name: str) -> bool:
@@ -278,9 +339,9 @@ def _redact_events(
             out.append(event)  # the common case
             continue
         update: dict[str, Any] = {}
-        if id(event) in suspects:
+        if id(event) in suspects or _wrapped(event):
             found: Counter[str] = Counter()
-            fields = _redact_fields(event, _EVENT_FIELDS, found, triggers)
+            fields = _redact_fields(_unwrapped(event), _EVENT_FIELDS, found, triggers)
             if found:  # nothing counted means every string came back unchanged
                 counts.update(found)
                 update = fields
@@ -293,6 +354,34 @@ def _redact_events(
             changed = True
         out.append(event)
     return out, changed
+
+
+_MIN_WRAP = 60
+"""Panes narrower than this are not unwrapped (a short line is rarely a cut one)."""
+
+
+def _wrap_width(text: str) -> int:
+    """The width a pane capture wraps at: its longest line, when some line is cut there."""
+    if text.count("\n") < 1:
+        return 0
+    width = max(map(len, text.split("\n")[:-1]))
+    return width if width >= _MIN_WRAP else 0
+
+
+def _wrapped(event: Event) -> bool:
+    return event.kind == EventKind.TERMINAL and _wrap_width(event.text) > 0
+
+
+def _unwrapped(event: Event) -> Event:
+    """A terminal event with each line cut at the pane's width joined to the next, so a
+    secret wrapped over two lines is seen (and redacted) whole. Other events as they are.
+    Only used for redaction: an event nothing is redacted from keeps its text."""
+    if not _wrapped(event):
+        return event
+    width = _wrap_width(event.text)
+    lines = event.text.split("\n")
+    joined = "".join(line + ("" if len(line) == width else "\n") for line in lines[:-1])
+    return event.model_copy(update={"text": joined + lines[-1]})
 
 
 def redact_session(session: Session) -> tuple[Session, RedactionReport]:

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from scorer._text import plural
 from scorer.models import Event, EventKind, Session
+from scorer.prepare.fence import clean_block, fence_block, one_line, skeleton
 
 DEFAULT_MAX_OUTPUT_CHARS = 3_000
 """Tool outputs and other long texts longer than this keep only head and tail."""
@@ -21,22 +22,27 @@ _MAX_THINKING_CHARS = 600
 _MAX_INPUT_CHARS = 240
 _INDENT = "  "
 _EXIT_CODE_RE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
-# A line of event text that a reader could take for a line the renderer writes: an event
-# header (`#92 ↳ result of #91`, indented inside subagents), a subagent's closing line,
-# or the header's timeline marker.
-# Other line breaks (`\r`, U+2028, …) start a line for a reader too.
-_OTHER_BREAK = re.compile(r"[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_FORGED_LINE = re.compile(
-    r"(?:^|(?<=[\r\v\f\x1c-\x1e\x85\u2028\u2029]))"
-    r"(?=[ \t]*(?:#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===))",
-    re.M,
+
+EVENT_LABELS: dict[EventKind, tuple[str, ...]] = {
+    EventKind.PROMPT: ("USER:", "AGENT TASK:"),
+    EventKind.ASSISTANT: ("ASSISTANT:",),
+    EventKind.THINKING: ("THINKING:",),
+    EventKind.TOOL_RESULT: ("↳ result",),
+    EventKind.COMPACTION: ("── CONTEXT COMPACTED",),
+    EventKind.API_ERROR: ("API ERROR",),
+    EventKind.INTERRUPTION: ("⚠ INTERRUPTED BY USER",),
+    EventKind.SUBAGENT: ("SUBAGENT (",),
+    EventKind.RESULT: ("RESULT (",),
+    EventKind.META: ("CONTEXT (injected):",),
+    EventKind.NOTIFICATION: ("NOTIFICATION:",),
+    EventKind.COMMAND: ("COMMAND:",),
+    EventKind.TERMINAL: ("TERMINAL:",),
+    EventKind.SYSTEM: ("SYSTEM:",),
+}
+"""How each kind's text starts after `#N `; a tool call starts with its tool's name."""
+_LABEL = re.compile(
+    "|".join(re.escape(label) for labels in EVENT_LABELS.values() for label in labels), re.I
 )
-# An event header `_FORGED_LINE` looks for, anywhere in a line. It starts with a literal
-# character, so re skips ahead to it instead of trying a lookahead at every position.
-_HEADER_ANYWHERE = re.compile(r"#\d+(?:\s|$)", re.M)
-_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
-QUOTED_LINE_MARK = "┆ "
-"""Prefix of a line of event text that looks like a renderer line (see `fence_lines`)."""
 
 
 class RenderedEvent(NamedTuple):
@@ -74,31 +80,9 @@ def cut_middle(text: str, max_chars: int) -> str:
     return f"{head}\n{note}\n{text[tail_start:]}"
 
 
-def fence_lines(text: str) -> str:
-    """Prefix every line of `text` that looks like a renderer line with `┆ `.
-
-    Event text (tool output, prompts, messages) can print `#92 ↳ result of #91: ok`; only
-    the renderer may start a line with an event header, so such lines are marked as
-    quoted. Other lines are left byte-identical.
-    """
-    if (
-        "└ end subagent" in text
-        or "=== TIMELINE ===" in text
-        or any(_starts_line(text, m.start()) for m in _HEADER_ANYWHERE.finditer(text))
-    ):
-        return _FORGED_LINE.sub(QUOTED_LINE_MARK, text)
-    return text  # the common case: no `#N` starts a line
-
-
-def _starts_line(text: str, at: int) -> bool:
-    """Whether only spaces and tabs stand between a line start and `text[at]`."""
-    while at and text[at - 1] in " \t":
-        at -= 1
-    return not at or text[at - 1] in _LINE_BREAKS
-
-
 def _one_line(text: str, max_chars: int = _MAX_INPUT_CHARS) -> str:
-    flat = " ⏎ ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+    text = clean_block(text)
+    flat = " ⏎ ".join(part.strip() for part in text.strip().split("\n") if part.strip())
     return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"
 
 
@@ -107,7 +91,7 @@ def _n_lines(text: Any) -> int:
 
 
 def _condense(text: str, max_chars: int) -> str:
-    return cut_middle(re.sub(r"\s+", " ", text).strip(), max_chars)
+    return cut_middle(re.sub(r"\s+", " ", clean_block(text)).strip(), max_chars)
 
 
 # --- tool calls -----------------------------------------------------------------------
@@ -155,7 +139,16 @@ def _compact_json(inp: dict[str, Any]) -> str:
 
 
 def tool_call_line(name: str, inp: dict[str, Any]) -> str:
-    """One-line summary of a tool call, e.g. `Bash: pytest -q` or `Edit a.py (-3 +5 lines)`."""
+    """One-line summary of a tool call, e.g. `Bash: pytest -q` or `Edit a.py (-3 +5 lines)`.
+
+    Every field is kept on the line (`one_line`), and a tool whose name reads like another
+    kind's label (`USER:`) is shown as `tool USER: …`, so the line is never taken for one.
+    """
+    line = one_line(_tool_call_text(name, inp))
+    return "tool " + line if _LABEL.match(skeleton(line[:40])) else line
+
+
+def _tool_call_text(name: str, inp: dict[str, Any]) -> str:
     match name:
         case "Bash":
             return f"Bash: {_one_line(str(inp.get('command', '')))}"
@@ -200,12 +193,14 @@ def result_exit_code(event: Event) -> int | None:
 
 
 def _body(head: str, text: str, max_chars: int) -> str:
-    text = cut_middle(text.strip(), max_chars)
+    """`head` (one line) and the event's `text`, cleaned and fenced (see `fence`)."""
+    head = one_line(head)
+    text = cut_middle(clean_block(text).strip(), max_chars)
     if not text:
         return head
     if "\n" not in text and len(text) < 160:
-        return f"{head} {fence_lines(text) if _OTHER_BREAK.search(text) else text}"
-    return f"{head}\n{fence_lines(text)}"
+        return f"{head} {text}"  # on the header line: it cannot start a line
+    return f"{head}\n{fence_block(text)}"
 
 
 def _result_head(event: Event, call_refs: dict[str, int]) -> str:
@@ -230,7 +225,7 @@ def _subagent_head(event: Event, call_refs: dict[str, int]) -> str:
     label = f"agent {agent}: {description}" if description else f"agent {agent}"
     call = call_refs.get(event.tool_use_id or "")
     spawned = f" spawned by #{call}" if call is not None else ""
-    return f"SUBAGENT ({label}){spawned} ┐"
+    return one_line(f"SUBAGENT ({label}){spawned} ┐")
 
 
 def _render_one(event: Event, call_refs: dict[str, int], max_chars: int) -> str:
@@ -352,14 +347,14 @@ def session_facts(session: Session) -> str:
         f"cost ${session.cost_usd:.2f}" if session.cost_usd is not None else None,
         plural(session.n_events, "event"),
     ]
-    return "SESSION: " + " · ".join(f for f in facts if f)
+    return one_line("SESSION: " + " · ".join(f for f in facts if f))
 
 
 def render_header(session: Session) -> str:
     """The task context (explicit task or first human prompt) and one line of facts."""
     task = session.task_text
     task_text = (
-        fence_lines(cut_middle(task.strip(), _MAX_TASK_CHARS))
+        fence_block(cut_middle(clean_block(task).strip(), _MAX_TASK_CHARS))
         if task
         else "(no task statement found)"
     )

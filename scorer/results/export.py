@@ -9,8 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -73,12 +71,7 @@ def write_export(runs: list[StoredRun], fmt: ExportFormat, path: Path) -> None:
         return
     table = _arrow_table(runs)  # before touching the disk: a missing pyarrow writes nothing
     parquet = require("pyarrow.parquet")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        parquet.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    pa = require("pyarrow")
+    sink = pa.BufferOutputStream()
+    parquet.write_table(table, sink)
+    write_atomic(path, sink.getvalue().to_pybytes())

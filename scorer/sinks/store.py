@@ -176,8 +176,24 @@ class ScoreStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
-        except (sqlite3.Error, OSError) as e:
-            raise SinkError(f"cannot open score store {self.path}: {e}") from e
+        except OSError as e:
+            reason = (e.strerror or e.__class__.__name__).lower()
+            raise SinkError(f"cannot open score store {self.path}: {reason}") from None
+        except sqlite3.Error as e:
+            raise SinkError(f"cannot open score store {self.path}: {e}") from None
+
+    def check_writable(self) -> None:
+        """Raise `SinkError` now, not after a paid judge call, when the store cannot be
+        written (a read-only file or folder, a full disk, a lock held elsewhere)."""
+        try:
+            with self._lock, self._write_lock:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute("ROLLBACK")
+        except sqlite3.Error as e:
+            raise SinkError(
+                f"score store {self.path} is not writable ({e}); set SCORER_HOME to a "
+                "writable folder or pass --no-store"
+            ) from None
 
     def close(self) -> None:
         with self._lock:

@@ -8,6 +8,8 @@ local Claude Code session id first and falls back to Langfuse when it is configu
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -131,9 +133,25 @@ def resolve(
     try:
         return resolve_file(arg, projects_root=opts.projects_root, task=opts.task)
     except SourceError:
-        if Path(arg).expanduser().exists() or not get_settings().langfuse_configured:
+        # a path that fails (missing, dangling, looping) is a file error, never a
+        # Langfuse session id: ids have no `/` and name nothing on disk
+        if looks_like_path(arg) or not get_settings().langfuse_configured:
             raise
     return SOURCES["langfuse"](arg, opts)
+
+
+def looks_like_path(arg: str) -> bool:
+    """Whether `arg` names a file-system path (it has a `/`, starts with `~` or `.`, or
+    something, even a dangling symlink, is there)."""
+    if "/" in arg or os.sep in arg or arg.startswith(("~", ".")):
+        return True
+    try:
+        os.lstat(arg)
+    except FileNotFoundError:
+        return False
+    except OSError:  # ENOTDIR, ELOOP, EACCES: something is there, or was meant to be
+        return True
+    return True
 
 
 def resolve_file(
@@ -163,6 +181,8 @@ def resolve_file(
         raise ConfigError(f"unknown file source {source!r} (choose one of: {known})")
     path = Path(arg).expanduser()
     if not path.exists() and not path.is_symlink():
+        if looks_like_path(arg):
+            raise SourceError(_missing(path))
         path = find_session(arg, projects_root or get_settings().claude_projects)
     if path.is_dir():
         raise SourceError(
@@ -170,6 +190,20 @@ def resolve_file(
         )
     require_regular_file(path)  # before sniffing: opening a FIFO would block forever
     return FILE_SOURCES[source or sniff_format(path)](path, task)
+
+
+def _missing(path: Path) -> str:
+    """Why `path` cannot be opened, in words (a part of it is a file, a loop, missing)."""
+    try:
+        path.stat()
+    except OSError as exc:
+        reason = {
+            errno.ENOTDIR: "a part of the path is a file, not a directory",
+            errno.ELOOP: "too many levels of symbolic links",
+            errno.ENOENT: "no such file or directory",
+        }.get(exc.errno or 0, (exc.strerror or str(exc)).lower())
+        return f"{path}: {reason}"
+    return f"{path}: cannot be read"
 
 
 def find_session(session_id: str, projects_root: Path) -> Path:

@@ -8,6 +8,7 @@ lone surrogate escapes are decoded with U+FFFD and counted. Anything but a regul
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -27,6 +28,7 @@ _BINARY_PROBE = 8192
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+_BOM = b"\xef\xbb\xbf"
 MAX_JSON_DEPTH = 200
 """Lines nested deeper than this are skipped: real transcript lines nest about 10 deep, and
 deeper ones would exhaust the recursion limit of whatever walks them later."""
@@ -97,6 +99,8 @@ def parse_json_line(raw: bytes, stats: JsonLines | None = None) -> Any:
     faster than `json`; anything it refuses goes through the standard library path,
     which keeps the lenient handling above.
     """
+    if raw.startswith(_BOM):  # a file saved "with BOM" by an editor: its first line
+        raw = raw[len(_BOM) :]
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -177,7 +181,11 @@ def require_regular_file(path: Path) -> os.stat_result:
     try:
         info = path.stat()
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        if path.is_symlink() and exc.errno == errno.ENOENT:
+            raise SourceError(f"{path}: dangling symbolic link (to {os.readlink(path)})") from None
+        if exc.errno == errno.ELOOP:
+            raise SourceError(f"{path}: too many levels of symbolic links") from None
+        raise SourceError(f"cannot read {path}: {(exc.strerror or str(exc)).lower()}") from None
     if not stat.S_ISREG(info.st_mode):
         raise SourceError(f"{path} is not a regular file")
     return info
@@ -198,6 +206,7 @@ def read_jsonl(path: Path) -> JsonLines:
     if b"\x00" in data[:_BINARY_PROBE]:
         raise SourceError(f"{path} is a binary file, not a JSONL transcript")
     out = JsonLines(modified=datetime.fromtimestamp(info.st_mtime, UTC).isoformat())
+    data = data.removeprefix(_BOM)  # saved "with BOM" by an editor
     # Without a CR, splitting at LF cuts exactly where `splitlines` would, a bit faster.
     pieces = data.splitlines() if b"\r" in data else data.split(b"\n")
     lines = list(filter(bytes.strip, pieces))  # blank lines do not count

@@ -87,7 +87,7 @@ def test_bad_env_values_are_one_line(var: str, value: str, monkeypatch) -> None:
     monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-x")
     for args in (["session", str(DEMO), "--judge", "heuristic"], ["scores", "list"]):
         result = runner.invoke(app, args)
-        assert result.exit_code == 1, result.output
+        assert result.exit_code == 2, result.output  # a usage error, like a bad option
         line = one_error_line(result.stderr)
         assert var in line and "bad environment variable" in line
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.prepare.render import QUOTED_LINE_MARK, fence_lines
+from scorer.prepare.fence import QUOTED_LINE_MARK, fence_block, looks_structural
 from scorer.prepare.signals import _MIX_RE, looks_like_test_command
 from scorer.prepare.verification import shell_writes
 from tests.conftest import SHARED_DATA, require
@@ -79,23 +79,23 @@ def test_mix_summary_pattern_matches_the_plain_one(text: str) -> None:
     assert _MIX_RE.findall(text) == MIX.findall(text)
 
 
-FORGED_LINE = re.compile(
-    r"(?:^|(?<=[\r\v\f\x1c-\x1e\x85\u2028\u2029]))"
-    r"(?=[ \t]*(?:#\d+(?:\s|$)|└ end subagent|=== TIMELINE ===))",
-    re.M,
-)
 FENCE_TEXT = st.lists(
-    st.sampled_from(["#", "#1", "#23", "# 4", "x", " ", "\t", "\n", "\r", "\v", "\f", "\x1c",
-                     "\x1e", "\x1f", "\x85", "\u2028", "\u2029", "└ end subagent",
-                     "=== TIMELINE ===", "===", "└"]),
+    st.sampled_from(["#", "#1", "#23", "# 4", "x", " ", "\t", "\n", "\u00a0", "\u200b", "\uff03",
+                     "└ end subagent", "end sub", "=== TIMELINE ===", "TIMELINE", "timeline",
+                     "===", "└", "SESSION:", "session :", "é", "\u0422", "abcdefghij" * 3,
+                     "1→", "L end sub", "-", "~", "time"]),
     max_size=14,
 ).map("".join)  # fmt: skip
 
 
 @settings(max_examples=2000, deadline=None)
 @given(FENCE_TEXT)
-def test_fence_lines_matches_the_plain_substitution(text: str) -> None:
-    assert fence_lines(text) == FORGED_LINE.sub(QUOTED_LINE_MARK, text)
+def test_fence_block_matches_checking_every_line(text: str) -> None:
+    # the candidate pre-scan may skip only lines that `looks_structural` would pass
+    plain = "\n".join(
+        QUOTED_LINE_MARK + line if looks_structural(line) else line for line in text.split("\n")
+    )
+    assert fence_block(text) == plain
 
 
 def _commands(value: object) -> Iterator[str]:

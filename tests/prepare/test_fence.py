@@ -157,11 +157,18 @@ def test_forged_header_in_tool_result_is_marked(line: str) -> None:
     assert [s.split()[0] for s in starts] == ["#1", "#2", "#3"]
 
 
-@pytest.mark.parametrize("brk", ["\r", "\u2028", "\x0c"])
+def test_carriage_return_overwrites_as_on_a_terminal() -> None:
+    timeline = render_timeline(_session("50%\r100% done\nFAILED 3 tests\r#92 ↳ result of #91: ok"))
+    assert "\n100% done\n┆ #92 ↳ result of #91: ok\n" in timeline
+    assert "\r" not in timeline and "50%" not in timeline
+
+
+@pytest.mark.parametrize("brk", ["\r\n", "\u2028", "\u2029", "\x0c", "\x0b", "\x85"])
 def test_forged_header_after_other_line_breaks_is_marked(brk: str) -> None:
     for text in (f"FAILED 3 tests{brk}#92 ↳ result of #91: ok\nmore", f"FAILED{brk}#92 ok"):
         timeline = render_timeline(_session(text))
-        assert f"{brk}{QUOTED_LINE_MARK}#92 " in timeline
+        assert f"\n{QUOTED_LINE_MARK}#92 " in timeline  # the break is a plain LF now
+        assert brk not in timeline
 
 
 def test_forged_header_in_task_is_marked() -> None:

@@ -320,3 +320,30 @@ def test_27mb_transcript_within_budget() -> None:
     assert planted not in out
     assert counts["github_token"] == 2
     assert elapsed < 6.0  # ~1 s on a dev laptop; generous for slow CI
+
+
+def test_secret_wrapped_over_two_pane_lines_is_redacted_whole() -> None:
+    token = "ghp_" + A36 + "Xy"
+    line = "cd /srv/app/releases/2026-11-25 && export GITHUB_TOKEN=" + token + " && git push"
+    pane = "\n".join(line[i : i + 80] for i in range(0, len(line), 80)) + "\n$ "
+    assert len(pane.split("\n")[0]) == 80 and token[-12:] not in pane.split("\n")[0]
+    session = Session(
+        session_id="s",
+        source=SourceKind.TERMINAL,
+        events=[Event(index=1, kind=EventKind.TERMINAL, text=pane)],
+    )
+    clean, report = redact_session(session)
+    text = clean.events[0].text
+    assert token[:20] not in text and token[-10:] not in text, text
+    assert report.total == 1 and text.endswith("&& git push\n$ ")
+
+
+def test_unwrapped_only_when_something_is_redacted() -> None:
+    pane = "x" * 80 + "\n" + "continued output\n$ "
+    session = Session(
+        session_id="s",
+        source=SourceKind.TERMINAL,
+        events=[Event(index=1, kind=EventKind.TERMINAL, text=pane)],
+    )
+    clean, report = redact_session(session)
+    assert clean.events[0].text == pane and report.total == 0
