@@ -81,7 +81,9 @@ def read_user_text(path: Path, what: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{what} {path}: not UTF-8 text (bad byte at offset {exc.start})") from None
+        raise ConfigError(
+            f"{what} {path}: not UTF-8 text (bad byte at offset {exc.start})"
+        ) from None
 
 
 def _read_pipe(path: Path, what: str) -> bytes:

@@ -20,7 +20,6 @@ import random
 import string
 from dataclasses import dataclass
 
-_RNG = random.Random(25_2026)
 _ALNUM = string.ascii_letters + string.digits
 _B64 = _ALNUM + "+/"
 _URLSAFE = _ALNUM + "-_"
@@ -28,21 +27,29 @@ _HEX = "0123456789abcdef"
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
-def _r(n: int, alphabet: str = _ALNUM) -> str:
-    """A random-looking token (deterministic: the seed is fixed)."""
-    return "".join(_RNG.choice(alphabet) for _ in range(n))
+class Tokens:
+    """Random-looking tokens from a fixed seed (the same cases on every run)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def r(self, n: int, alphabet: str = _ALNUM) -> str:
+        return "".join(self.rng.choice(alphabet) for _ in range(n))
+
+    def mixed(self, n: int) -> str:
+        """Alnum with a digit, an upper and a lower letter (like real tokens)."""
+        while True:
+            s = self.r(n)
+            if (
+                any(c.isdigit() for c in s)
+                and any(c.isupper() for c in s)
+                and any(c.islower() for c in s)
+            ):
+                return s
 
 
-def _mixed(n: int) -> str:
-    """Alnum with at least one digit, one upper and one lower letter (like real tokens)."""
-    while True:
-        s = _r(n)
-        if (
-            any(c.isdigit() for c in s)
-            and any(c.isupper() for c in s)
-            and any(c.islower() for c in s)
-        ):
-            return s
+_TOKENS = Tokens(25_2026)
+_r, _mixed = _TOKENS.r, _TOKENS.mixed
 
 
 @dataclass(frozen=True)
@@ -992,3 +999,28 @@ def fragments(secret: str, size: int = 12) -> list[str]:
 def leaked(case: HeldOut, blob: str) -> list[str]:
     """The secrets of `case` of which a fragment occurs in `blob`."""
     return [s for s in case.secrets if any(f in blob for f in fragments(s))]
+
+
+MOVED_TO_TUNING = frozenset(
+    {
+        "azure_functions_key-output",
+        "redis_auth_command-output",
+        "sql_identified_by-command",
+        "sql_with_password-output",
+        "sqlcmd_password-command",
+        "mongosh_password-command",
+        "ldapsearch_bind_password-command",
+        "smbclient_password-command",
+        "elastic_reset_password-output",
+        "rabbitmqctl_password-command",
+        "zip_password-command",
+        "ssh_keygen_passphrase-command",
+        "sudo_stdin_password-command",
+        "az_login_service_principal-command",
+        "bitcoin_wif_key-output",
+        "python_auth_tuple-output",
+    }
+)
+"""The 16 cases v1 missed (67/83 caught). Rules were then written from them
+(`secret_cli.py`, SQL and `New value:` rules, `code=`, WIF, `auth=(…)` tuples), so they
+are tuning cases now and no longer count as held out; see `secret_heldout_v2.py`."""

@@ -6,31 +6,15 @@ never tuned on; a miss used to change a rule moves the case to the tuning set.
 
 from __future__ import annotations
 
-import random
 import string
 
-from tests.secret_heldout import HeldOut
+from tests.secret_heldout import HeldOut, Tokens
 
-_RNG = random.Random(25_2027)
 _ALNUM = string.ascii_letters + string.digits
 _B64 = _ALNUM + "+/"
 _URLSAFE = _ALNUM + "-_"
 _HEX = "0123456789abcdef"
-
-
-def _r(n: int, alphabet: str = _ALNUM) -> str:
-    return "".join(_RNG.choice(alphabet) for _ in range(n))
-
-
-def _mixed(n: int) -> str:
-    while True:
-        s = _r(n)
-        if (
-            any(c.isdigit() for c in s)
-            and any(c.isupper() for c in s)
-            and any(c.islower() for c in s)
-        ):
-            return s
+_r, _mixed = (lambda t: (t.r, t.mixed))(Tokens(25_2027))
 
 
 def _h(kind: str, where: str, source: str, text: str, *secrets: str) -> HeldOut:

@@ -111,7 +111,7 @@ _LOOKALIKES = {
     ">": "›˃❯❭⟩〉〉ᐳ⋗≻⧽",
     "/": "⁄∕⧸╱⟋",
     "\\": "⧵⟍╲∖",
-    "-": "‐‑‒–—―−⁃﹣",
+    "-": "‐‑‒–—―−⁃﹣─━",
     "_": "ˍ‗",
     ":": "꞉∶։˸ː",
     "a": "аɑαⲁᴀ",
@@ -189,25 +189,39 @@ def _fold(ch: str) -> str:
     return base if base.isascii() and base.isalpha() else ch
 
 
-def skeleton(text: str) -> str:
+def skeleton(text: str, visible: int | None = None) -> str:
     """How a lenient reader sees `text`: NFKC, invisible/format characters and combining
-    marks removed, any space as a space, look-alike letters, digits and signs as ASCII."""
+    marks removed, any space as a space, look-alike letters, digits and signs as ASCII.
+
+    Args:
+        text: Any text.
+        visible: Stop once this many characters of output exist (the start of a line is
+            all a structural check needs; invisible characters before it do not count).
+    """
     if text.isascii():
-        return text
-    return "".join(ch if ch.isascii() else _skeleton_char(ch) for ch in text)
+        return text if visible is None else text[:visible]
+    out: list[str] = []
+    size = 0
+    for ch in text:
+        folded = ch if ch.isascii() else _skeleton_char(ch)
+        out.append(folded)
+        size += len(folded)
+        if visible is not None and size >= visible:
+            break
+    return "".join(out)
 
 
 # A renderer line, as seen through `skeleton`, at the start of a line: an event header
 # (also `# 9`), a subagent's closing line, the timeline marker, the session facts line.
 _STRUCTURE = re.compile(
-    r"[ \t]*(?:#[ \t]*\d|[=~*_-]*[ \t]*timeline\b|[└┗╚╰|l]?[ \t─━_-]*end[ \t]*sub|session[ \t]*:)",
+    r"[ \t]*(?:#[ \t]*\d|[=~*_ \t-]*timeline\b|[└┗╚╰|l]?[ \t─━_-]*end[ \t]*sub|session[ \t]*:)",
     re.IGNORECASE,
 )
 
 
 def looks_structural(line: str) -> bool:
     """Whether a reader could take `line` for a line the renderer writes."""
-    return bool(_STRUCTURE.match(skeleton(line[:80])))
+    return bool(_STRUCTURE.match(skeleton(line[:400], visible=120)))
 
 
 # Lines worth the lenient look: those whose first character (after spaces and tabs) is

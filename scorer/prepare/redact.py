@@ -134,6 +134,10 @@ def _apply_anchored(
         first = at
         while first > done and at - first < rule.back and text[first - 1] in chars:
             first -= 1
+        if rule.line_start:  # the match starts where the line does, or nowhere
+            if first and text[first - 1] != "\n":
+                continue
+            at = first
         for i in range(first, at + 1):
             m = rule.pattern.match(text, i)
             if m is not None:

@@ -103,10 +103,15 @@ def _edit_summary(inp: dict[str, Any]) -> str:
     return f"{inp.get('file_path', '?')} (-{old} +{new} lines{extra})"
 
 
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The dicts of a list-valued input (`edits`, `todos`); anything else holds none."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 def _multiedit_summary(inp: dict[str, Any]) -> str:
-    edits = inp.get("edits") or []
-    old = sum(_n_lines(e.get("old_string")) for e in edits if isinstance(e, dict))
-    new = sum(_n_lines(e.get("new_string")) for e in edits if isinstance(e, dict))
+    edits = _dicts(inp.get("edits"))
+    old = sum(_n_lines(e.get("old_string")) for e in edits)
+    new = sum(_n_lines(e.get("new_string")) for e in edits)
     return f"{inp.get('file_path', '?')} ({len(edits)} edits, -{old} +{new} lines)"
 
 
@@ -127,7 +132,7 @@ def _grep_summary(inp: dict[str, Any]) -> str:
 
 
 def _todo_summary(inp: dict[str, Any]) -> str:
-    todos = [t for t in inp.get("todos") or [] if isinstance(t, dict)]
+    todos = _dicts(inp.get("todos"))
     done = sum(t.get("status") == "completed" for t in todos)
     active = [t.get("content", "") for t in todos if t.get("status") == "in_progress"]
     now = f"; now: {_one_line(str(active[0]), 100)}" if active else ""
@@ -145,7 +150,7 @@ def tool_call_line(name: str, inp: dict[str, Any]) -> str:
     kind's label (`USER:`) is shown as `tool USER: …`, so the line is never taken for one.
     """
     line = one_line(_tool_call_text(name, inp))
-    return "tool " + line if _LABEL.match(skeleton(line[:40])) else line
+    return "tool " + line if _LABEL.match(skeleton(line[:200], visible=32)) else line
 
 
 def _tool_call_text(name: str, inp: dict[str, Any]) -> str:

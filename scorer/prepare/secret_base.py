@@ -33,6 +33,8 @@ class SecretRule:
     """Anchored rule: a match starts at most `back` characters before one of the
     triggers, so the pattern is tried only around trigger occurrences (a pattern that
     starts with an alternation is slow to scan a whole 27 MB session with)."""
+    line_start: bool = False
+    """Anchored rule: a match starts at the start of a line (only that start is tried)."""
     anchor: frozenset[str] = frozenset()
     """Anchored rule: characters besides `[\\w.?&-]` a match may start behind (spaces for
     rules that match from the start of a line)."""

@@ -29,7 +29,8 @@ from scorer.prepare.secret_base import SecretRule
 
 CONTEXT_WORDS = (
     "key", "Key", "KEY", "token", "Token", "TOKEN", "secret", "Secret", "SECRET", "pass",
-    "Pass", "PASS", "auth", "Auth", "AUTH", "credential", "Credential", "CREDENTIAL", "priv",
+    "Pass", "PASS", "password", "Password", "passwd", "auth", "Auth", "AUTH", "credential",
+    "Credential", "CREDENTIAL", "priv",
     "Priv", "PRIV", "signature", "Signature", "seed", "Seed", "cookie", "Cookie", "pwd",
     "PWD", "nsec", "wallet", "Wallet",
 )  # fmt: skip
@@ -94,7 +95,13 @@ def _context_ends(text: str) -> list[int]:
         hits = _CONTEXT_BYTES.find_matches_as_indexes(text.encode(), overlapping=True)
     else:
         hits = _CONTEXT.find_matches_as_indexes(text, overlapping=True)
-    return sorted({end for _, _, end in hits})
+    # a word part, not a word inside another (`Passage`, `keyboard`, `author`)
+    return sorted({end for _, _, end in hits if not _continues_word(text, end)})
+
+
+def _continues_word(text: str, end: int) -> bool:
+    nxt = text[end : end + 1]
+    return nxt.islower() and nxt not in "s_"
 
 
 def _redact_entropy(text: str, counts: Counter[str]) -> str:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from scorer.prepare.secret_base import SecretRule, not_a_value, valued
+from scorer.prepare.secret_base import SecretRule, not_a_value, prefixed, valued
+from scorer.prepare.secret_cli import CLI_RULES
 
 # The words that make a name secret, as a regex fragment (no capture groups).
 SECRET_WORDS = (
@@ -23,12 +24,15 @@ SECRET_WORDS = (
     r"|(?:access|auth|private|client|signing|encryption|master|session|preshared|license)"
     r"[_-]?key|key[_-]?data|credentials?|auth)"
 )
-_VALUE = r"(?P<q>[\"'])?(?P<value>(?(q)[^\"'\r\n]{1,256}|[^\s\"'\\;&|)]{1,256}))"
+_VALUE = r"(?P<q>[\"'])?(?P<value>(?(q)[^\"'\r\n]{1,1024}|[^\s\"'\\;&|)]{1,256}))"
 
 
 def _keep_spaced(m: re.Match[str]) -> bool:
-    """`password is required`, `token  count`: prose and tables of words, not secrets."""
+    """`password is required`, `token  count`: prose and tables of words, not secrets;
+    nor a package listing (`google-auth  conda-forge/noarch::google-auth-2.35.0`)."""
     value = m.group("value")
+    if not m.group("q") and ("::" in value or (value.count("/") >= 1 and "+" not in value)):
+        return True
     return not_a_value(value, quoted=bool(m.group("q")), name=m.group("name").lower())
 
 
@@ -92,7 +96,8 @@ def _cookies(m: re.Match[str], counts: Counter[str]) -> str:
 
 
 _CALL = re.compile(
-    r"(?:\.login|\.auth\w*|\blogin|[A-Z]\w*Client|\bClient|\bconnect|\bauthenticate)\s*\("
+    r"(?:\.login|\.auth\w*|\blogin|[A-Z]\w*Client|\bClient|\bconnect|\bauthenticate"
+    r"|\bauth\s*=\s*|\w*BasicAuth)\s*\("
     r"(?P<args>[^()\n]{0,300})\)"
 )
 _LITERAL = re.compile(r"(?P<q>\\?[\"'])(?P<value>[^\"'\s\\]{6,200})(?P=q)")
@@ -204,12 +209,44 @@ _HEADER_TRIGGERS = (
     "ignature",
 )
 _SPACED_TRIGGERS = (
-    *("ass", "ASS", "ecret", "ECRET", "oken", "OKEN", "ey", "EY", "wd", "WD", "redential"),
-    *("REDENTIAL", "auth", "AUTH", "Auth"),
+    *("pass", "Pass", "PASS", "ecret", "ECRET", "oken", "OKEN", "key", "Key", "KEY", "pwd"),
+    *("PWD", "redential", "REDENTIAL", "_auth", "auth ", "AUTH "),
 )
+
+# SQL: `IDENTIFIED BY 'x'`, `WITH [ENCRYPTED] PASSWORD 'x'`; prose: `password "x"`
+_SQL_PASSWORD = (
+    r"(?i)(?:identified[ \t]+(?:with[ \t]+\w+[ \t]+)?by(?:[ \t]+password)?|password)[ \t]+"
+    r"(?P<q>['\"])(?P<value>[^'\"\n]{1,256})(?P=q)"
+)
+# a tool printing a fresh credential: `New value: x`, `Generated password: x`
+_NEW_VALUE = (
+    r"(?i)(?:new|generated|temporary|initial|random)[ \t]+(?:value|password|secret|token|key)"
+    r"[ \t]*[:=][ \t]*(?P<q>)(?P<value>\S{6,256})"
+)
+
+
+# Bitcoin WIF private keys (base58check: 51 characters from `5`, 52 from `K`/`L`)
+_WIF = r"(?<![1-9A-HJ-NP-Za-km-z])(?:5[1-9A-HJ-NP-Za-km-z]{50}|[KL][1-9A-HJ-NP-Za-km-z]{51})(?![1-9A-HJ-NP-Za-km-z])"
 
 # Anchored rules (`back=`) are tried only around their triggers (see `SecretRule.back`).
 STRUCTURE_RULES: tuple[SecretRule, ...] = (
+    *CLI_RULES,
+    valued(
+        "assignment",
+        _SQL_PASSWORD,
+        ("IDENTIFIED", "identified", "PASSWORD", "password", "Password"),
+        back=12,
+    ),
+    valued(
+        "assignment",
+        _NEW_VALUE,
+        ("New ", "new ", "NEW ", "enerated", "ENERATED", "emporary", "nitial", "andom"),
+        back=2,
+    ),
+    valued(
+        "url_signature", r"[?&]code=(?P<value>[A-Za-z0-9_%=-]{30,})", ("code=",), keep=None, back=2
+    ),
+    prefixed("crypto_private_key", _WIF, "dumpprivkey", "WIF", "wif", "privkey", "private key"),
     valued("auth_header", _HEADER, _HEADER_TRIGGERS, back=60),
     valued("mnemonic", _MNEMONIC, ("nemonic", "NEMONIC", "hrase", "HRASE", "words"), back=20),
     valued(
@@ -252,12 +289,13 @@ STRUCTURE_RULES: tuple[SecretRule, ...] = (
         keep=_keep_spaced,
         back=80,
         anchor=frozenset(" \t"),
+        line_start=True,
     ),
     SecretRule("assignment", _NETRC, ("login", "LOGIN"), group="value", keep=_keep_netrc),
     SecretRule(
         "positional_credential",
         _CALL,
-        ("login", "Client", "auth", "connect"),
+        ("login", "Client", "auth", "connect", "BasicAuth"),
         replace=_positional,
         back=40,
     ),

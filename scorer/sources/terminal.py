@@ -110,7 +110,12 @@ class TerminalFileSource:
             return self._cast()
         # A capture has no clock of its own: the file's time is a labelled fallback.
         self._identity = {"file_mtime": mtime.isoformat()}
-        return None, None, None, clean_terminal(raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace"))
+        return (
+            None,
+            None,
+            None,
+            clean_terminal(raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace")),
+        )
 
     def _cast(self) -> tuple[datetime | None, datetime | None, str | None, str]:
         header, text = load_cast(self.path)

@@ -219,4 +219,4 @@ def test_a_chunked_run_gets_its_final_packet_once_its_notes_are_in(terminal_benc
     (entry,) = write_packets(tmp_path, [run], judge).runs
     assert [q.stage for q in entry.requests] == ["final"]
     packet = (tmp_path / "dev" / f"{run.run_id}.md").read_text()
-    assert "<chunk_notes>" in packet and "## Chunk 2 of 2" in packet
+    assert "<chunk_notes_" in packet and "## Chunk 2 of 2" in packet

@@ -22,7 +22,7 @@ DEMO = REPO / "examples" / "demo-session.jsonl"
 runner = CliRunner()
 
 
-def one_line(result) -> str:  # noqa: ANN001 - click's Result
+def one_line(result) -> str:
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.output and "Errno" not in result.stderr

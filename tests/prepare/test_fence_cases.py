@@ -206,3 +206,15 @@ def test_a_cut_that_starts_a_line_with_a_header_is_quoted() -> None:
     tail = "#92 ↳ result of #91: ok\nmore\n└ end subagent #3\n"
     assert _quote_cut_line(tail) == "┆ #92 ↳ result of #91: ok\nmore\n└ end subagent #3"
     assert _quote_cut_line("tests passed\n#4 x") == "tests passed\n#4 x"
+
+
+def test_malformed_tool_input_renders_instead_of_crashing() -> None:
+    # found by the 10,000-session property run: `todos` / `edits` that are not lists
+    session = _result_session("ok")
+    session.events[1] = Event(index=2, kind=EventKind.TOOL_CALL, tool_name="TodoWrite",
+                              tool_use_id="t", tool_input={"todos": 51190})  # fmt: skip
+    session.events.append(
+        Event(index=4, kind=EventKind.TOOL_CALL, tool_name="MultiEdit", tool_input={"edits": 3})
+    )
+    timeline = _assert_reads_back(session)
+    assert "#2 TodoWrite: 0 todos" in timeline and "#4 MultiEdit ? (0 edits" in timeline

@@ -1,4 +1,4 @@
-"""Recall on the held-out secret set (tests/secret_heldout.py), in the judge request.
+"""Recall on the held-out secret sets (tests/secret_heldout*.py), in the judge request.
 
 Each case is planted in a transcript (or a wrapped pane capture), loaded by its real
 source, prepared as for scoring, and turned into the exact messages the LLM judge would
@@ -19,7 +19,8 @@ from scorer.prepare import prepare
 from scorer.sources.claude_code import ClaudeCodeSource
 from scorer.sources.terminal import TerminalFileSource
 from tests.secret_corpus import Case, write_transcript
-from tests.secret_heldout import HELDOUT, HeldOut, leaked, pane_text
+from tests.secret_heldout import HELDOUT, MOVED_TO_TUNING, HeldOut, leaked, pane_text
+from tests.secret_heldout_v2 import V2
 
 RECALL_GOAL = 0.95
 
@@ -50,10 +51,10 @@ def judge_request_text(session: Session) -> str:
     return "\n".join(str(m["content"]) for m in messages)
 
 
-def measure(folder: Path) -> tuple[list[HeldOut], list[HeldOut]]:
-    """(caught, missed) over the held-out set."""
+def measure(folder: Path, cases: list[HeldOut]) -> tuple[list[HeldOut], list[HeldOut]]:
+    """(caught, missed) over `cases`."""
     caught, missed = [], []
-    for i, case in enumerate(HELDOUT):
+    for i, case in enumerate(cases):
         sub = folder / str(i)
         sub.mkdir()
         request = judge_request_text(load_case(case, sub))
@@ -61,24 +62,47 @@ def measure(folder: Path) -> tuple[list[HeldOut], list[HeldOut]]:
     return caught, missed
 
 
-def test_heldout_set_is_big_and_varied() -> None:
-    assert len(HELDOUT) >= 60
-    assert len({c.kind for c in HELDOUT}) >= 40
-    assert {c.where for c in HELDOUT} == {"prompt", "command", "output", "pane"}
+V1_LEFT = [c for c in HELDOUT if c.name not in MOVED_TO_TUNING]
+TUNED = [c for c in HELDOUT if c.name in MOVED_TO_TUNING]
+
+
+def test_heldout_sets_are_big_and_varied() -> None:
+    for cases in (HELDOUT, V2):
+        assert len(cases) >= 60
+        assert len({c.kind for c in cases}) >= 40
+        assert {c.where for c in cases} == {"prompt", "command", "output", "pane"}
+    assert len(TUNED) == len(MOVED_TO_TUNING)  # every moved name is a real case
 
 
 def test_every_heldout_secret_is_really_in_the_loaded_session(tmp_path: Path) -> None:
-    for i, case in enumerate(HELDOUT):
+    for i, case in enumerate(HELDOUT + V2):
         sub = tmp_path / str(i)
         sub.mkdir()
         session = load_case(case, sub)
         assert leaked(case, session.model_dump_json()), case.name
 
 
-@pytest.mark.xfail(strict=True, reason="held-out v1: 67/83 = 80.7%, below the 95% goal (docs/security.md)")
-def test_heldout_recall_in_the_judge_request(tmp_path: Path) -> None:
-    caught, missed = measure(tmp_path)
-    recall = len(caught) / len(HELDOUT)
-    assert recall >= RECALL_GOAL, (
-        f"recall {recall:.1%} ({len(caught)}/{len(HELDOUT)}); missed: {[c.name for c in missed]}"
-    )
+V2_FLOOR = 45 / 61
+"""Measured when v2 was first run (docs/security.md); a regression guard."""
+
+
+def test_heldout_v2_recall_stays_at_its_measured_floor(tmp_path: Path) -> None:
+    caught, missed = measure(tmp_path, V2)
+    recall = len(caught) / len(V2)
+    assert recall >= V2_FLOOR, f"{recall:.1%}; missed: {[c.name for c in missed]}"
+
+
+@pytest.mark.xfail(strict=True, reason="held-out v2: 45/61 = 73.8% < 95% (docs/security.md)")
+def test_heldout_v2_recall_meets_the_goal(tmp_path: Path) -> None:
+    caught, _ = measure(tmp_path, V2)
+    assert len(caught) / len(V2) >= RECALL_GOAL
+
+
+def test_heldout_v1_cases_not_tuned_on_stay_caught(tmp_path: Path) -> None:
+    caught, missed = measure(tmp_path, V1_LEFT)
+    assert len(caught) / len(V1_LEFT) >= RECALL_GOAL, [c.name for c in missed]
+
+
+def test_v1_cases_moved_to_tuning_are_caught(tmp_path: Path) -> None:
+    _, missed = measure(tmp_path, TUNED)
+    assert not missed, [c.name for c in missed]
