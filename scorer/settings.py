@@ -31,7 +31,7 @@ DEFAULT_CHUNK_OVERLAP = 4
 DEFAULT_TOKEN_SAFETY = 1.25
 DEFAULT_ESTIMATE_FACTOR = 1.3
 STORE_FILE = "scores.sqlite3"
-MIN_BUDGET, MAX_BUDGET = 1_000, 2_000_000
+MIN_BUDGET, MAX_BUDGET = 500, 2_000_000
 """Sane chunk budgets (tokens): below, the task header alone does not fit; above, no
 model's context window holds a chunk."""
 MAX_OVERLAP = 1_000
@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     )
     """Overrides the model table's context window (tokens)."""
     max_prompt_tokens: int | None = Field(
-        default=None, ge=1_000, le=10_000_000, validation_alias="SCORER_MAX_PROMPT_TOKENS"
+        default=None, ge=1, le=10_000_000, validation_alias="SCORER_MAX_PROMPT_TOKENS"
     )
     """The single-call ceiling: the largest prompt one judge request may carry (default:
     the context window minus that call's max_tokens)."""

@@ -107,9 +107,16 @@ EffortOption = Annotated[
 
 def model_option(param: typer.CallbackParam, value: str | None) -> str | None:
     """Callback of `--model` / `--fallback-model`: one word, or a usage error (exit 2)."""
-    from scorer.cli._validate import model_name
+    from scorer.prepare.fence import one_line as shown
+    from scorer.settings import check_model_name
 
-    return model_name(param, value)
+    if value is not None:
+        try:
+            check_model_name(value)
+        except ValueError as exc:
+            flag = max(param.opts, key=len) if param.opts else str(param.name)
+            raise fail(f"{flag} {shown(value)!r} {exc}", 2) from None
+    return value
 
 
 FallbackOption = Annotated[

@@ -60,24 +60,6 @@ def in_range(low: int, high: int):
     return check
 
 
-def model_name(param: typer.CallbackParam, value: str | None) -> str | None:
-    """A model id is one word: no spaces, line breaks or control characters."""
-    from scorer.settings import check_model_name
-
-    if value is not None:
-        try:
-            check_model_name(value)
-        except ValueError as exc:
-            raise usage_error(f"{_flag(param)} {_shown(value)} {exc}") from None
-    return value
-
-
-def _shown(value: str) -> str:
-    from scorer.prepare.fence import one_line
-
-    return repr(one_line(value))
-
-
 def check_window(start: datetime | None, end: datetime | None) -> None:
     """`--from` must come before `--to`.
 

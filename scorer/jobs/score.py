@@ -86,10 +86,9 @@ def judge_and_store(
     """
     kind = choose_judge(judge)
     if store:
-        from scorer.sinks.store import ScoreStore
+        from scorer.sinks.store import check_writable
 
-        with ScoreStore() as db:
-            db.check_writable()
+        check_writable()
     report_stage("judge")
     card = judge_prepared(
         prepared, kind, model=model, client=client, effort=effort,

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 
-from scorer.prepare import secret_base
+from scorer.prepare.secret_base import B as TOKEN_START
+from scorer.prepare.secret_base import E as TOKEN_END
 from scorer.prepare.secret_base import (
     SecretRule,
     keep_url_password,
@@ -37,7 +38,7 @@ from scorer.prepare.secret_entropy import ENTROPY_RULE
 from scorer.prepare.secret_structure import STRUCTURE_RULES
 from scorer.prepare.secret_vendors import VENDOR_RULES
 
-_B, _E = secret_base.B, secret_base.E  # start and end of a token
+_B, _E = TOKEN_START, TOKEN_END
 
 # Spelled out in lower, Capitalized and UPPER case instead of (?i): 5x faster on big
 # texts. Names in other mixed cases (`PassWord`) are not recognised.

@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -145,6 +146,29 @@ def _card_from(run: sqlite3.Row, scores: list[sqlite3.Row]) -> Scorecard:
     return Scorecard.model_validate(data)
 
 
+def check_writable(path: Path | None = None) -> None:
+    """Raise `SinkError` now, not after a paid judge call, when the store could not be
+    written: its path is a folder, its folder cannot be made or written, or the file is
+    read-only. Creates nothing but the folder (the store file appears with the card)."""
+    path = Path(path) if path else get_settings().store_path
+    try:
+        if path.exists() and not path.is_file():
+            raise SinkError(f"score store {path} is not a file; set SCORER_HOME or pass --no-store")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            with open(path, "ab"):
+                pass
+        else:
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+    except OSError as e:
+        reason = (e.strerror or e.__class__.__name__).lower()
+        raise SinkError(
+            f"score store {path} is not writable ({reason}); set SCORER_HOME to a writable "
+            "folder or pass --no-store"
+        ) from None
+
+
 class ScoreStore:
     """The SQLite score store.
 
@@ -181,19 +205,6 @@ class ScoreStore:
             raise SinkError(f"cannot open score store {self.path}: {reason}") from None
         except sqlite3.Error as e:
             raise SinkError(f"cannot open score store {self.path}: {e}") from None
-
-    def check_writable(self) -> None:
-        """Raise `SinkError` now, not after a paid judge call, when the store cannot be
-        written (a read-only file or folder, a full disk, a lock held elsewhere)."""
-        try:
-            with self._lock, self._write_lock:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.execute("ROLLBACK")
-        except sqlite3.Error as e:
-            raise SinkError(
-                f"score store {self.path} is not writable ({e}); set SCORER_HOME to a "
-                "writable folder or pass --no-store"
-            ) from None
 
     def close(self) -> None:
         with self._lock:

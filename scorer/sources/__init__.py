@@ -182,7 +182,7 @@ def resolve_file(
     path = Path(arg).expanduser()
     if not path.exists() and not path.is_symlink():
         if looks_like_path(arg):
-            raise SourceError(_missing(path))
+            raise SourceError(_missing(path, arg))
         path = find_session(arg, projects_root or get_settings().claude_projects)
     if path.is_dir():
         raise SourceError(
@@ -192,8 +192,9 @@ def resolve_file(
     return FILE_SOURCES[source or sniff_format(path)](path, task)
 
 
-def _missing(path: Path) -> str:
-    """Why `path` cannot be opened, in words (a part of it is a file, a loop, missing)."""
+def _missing(path: Path, shown: str) -> str:
+    """Why `path` cannot be opened, in words (a part of it is a file, a loop, missing);
+    the message shows the argument as given (`Path` would fold a URL's `//`)."""
     try:
         path.stat()
     except OSError as exc:
@@ -202,8 +203,8 @@ def _missing(path: Path) -> str:
             errno.ELOOP: "too many levels of symbolic links",
             errno.ENOENT: "no such file or directory",
         }.get(exc.errno or 0, (exc.strerror or str(exc)).lower())
-        return f"{path}: {reason}"
-    return f"{path}: cannot be read"
+        return f"{shown}: {reason}"
+    return f"{shown}: cannot be read"
 
 
 def find_session(session_id: str, projects_root: Path) -> Path:

@@ -12,11 +12,11 @@ DEMO = str(REPO / "examples" / "demo-session.jsonl")
 runner = CliRunner()
 
 CASES = [
-    (["session", DEMO, "--budget", "0"], "--budget must be greater than 0, got 0"),
-    (["session", DEMO, "--budget", "-100"], "--budget must be greater than 0"),
+    (["session", DEMO, "--budget", "0"], "--budget must be between 500 and 2,000,000, got 0"),
+    (["session", DEMO, "--budget", "-100"], "--budget must be between 500 and 2,000,000"),
     (["session", DEMO, "--escalate-below", "5"], "--escalate-below must be between 0 and 1"),
     (["session", DEMO, "--escalate-below", "-0.1"], "--escalate-below must be between 0 and 1"),
-    (["session", DEMO, "--overlap", "-1"], "--overlap must not be negative"),
+    (["session", DEMO, "--overlap", "-1"], "--overlap must be between 0 and 1,000, got -1"),
     (["backfill", "--limit", "-1"], "--limit must not be negative, got -1"),
     (["backfill", "--sample", "-3"], "--sample must not be negative"),
     (["backfill", "--max-cost", "-0.5"], "--max-cost must not be negative, got -0.5"),

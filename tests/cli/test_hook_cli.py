@@ -116,7 +116,7 @@ def test_a_bad_setting_is_logged_by_the_hook_and_said_by_now(env, tmp_path):
     assert "Traceback" not in log_text(tmp_path / "home")
     now = _run(["hook", "--now", "--transcript", str(real(TOOL_HEAVY))], env)
     assert now.returncode == 1
-    assert now.stderr.startswith("error: bad environment variable SCORER_HOOK_EVENTS=")
+    assert now.stderr.startswith("error: bad environment variable SCORER_HOOK_EVENTS (")
 
 
 def test_the_kill_switch_starts_no_worker(env, tmp_path):

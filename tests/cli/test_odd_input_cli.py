@@ -138,7 +138,7 @@ def test_error_lines_are_redacted(monkeypatch) -> None:
     monkeypatch.setenv("LANGFUSE_BASE_URL", "http://u:Secr3t" + "pw@[::1")
     get_settings.cache_clear()
     result = runner.invoke(app, ["scores", "list"])
-    assert result.exit_code == 1 and "Secr3tpw" not in result.stderr
+    assert result.exit_code == 2 and "Secr3tpw" not in result.stderr  # a bad env value
 
 
 def test_backfill_scorecard_carries_input_warnings(tmp_path: Path) -> None:

@@ -60,7 +60,7 @@ CHUNKED = (
     "terminal-bench/claude_code_coder/swe-bench-astropy-2/session.jsonl",
 )
 """Sessions also judged at `SMALL_BUDGET`, where they split into several chunks."""
-_CHUNK = re.compile(r'<transcript chunk="(\d+)/(\d+)">')
+_CHUNK = re.compile(r'<transcript(?:_[0-9a-f]+)? chunk="(\d+)/(\d+)">')  # with its fence id
 
 
 def _sessions() -> list[str]:
