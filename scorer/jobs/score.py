@@ -86,7 +86,7 @@ def judge_and_store(
     """
     kind = choose_judge(judge)
     if store:
-        from scorer.sinks.store import check_writable
+        from scorer.sinks.writable import check_writable
 
         check_writable()
     report_stage("judge")

@@ -25,7 +25,6 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -144,29 +143,6 @@ def _card_from(run: sqlite3.Row, scores: list[sqlite3.Row]) -> Scorecard:
         for s in scores
     }
     return Scorecard.model_validate(data)
-
-
-def check_writable(path: Path | None = None) -> None:
-    """Raise `SinkError` now, not after a paid judge call, when the store could not be
-    written: its path is a folder, its folder cannot be made or written, or the file is
-    read-only. Creates nothing but the folder (the store file appears with the card)."""
-    path = Path(path) if path else get_settings().store_path
-    try:
-        if path.exists() and not path.is_file():
-            raise SinkError(f"score store {path} is not a file; set SCORER_HOME or pass --no-store")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            with open(path, "ab"):
-                pass
-        else:
-            with tempfile.TemporaryFile(dir=path.parent):
-                pass
-    except OSError as e:
-        reason = (e.strerror or e.__class__.__name__).lower()
-        raise SinkError(
-            f"score store {path} is not writable ({reason}); set SCORER_HOME to a writable "
-            "folder or pass --no-store"
-        ) from None
 
 
 class ScoreStore:
