@@ -6,13 +6,19 @@ second one's `BEGIN IMMEDIATE` gets SQLITE_BUSY and SQLite's busy handler sleeps
 (1, 2, 5, 10 … up to 100 ms) before it tries again, while the Python lock it holds keeps
 every other thread of its kind waiting too. Taking this lock first makes writers of one
 process hand over at once; the busy handler is left for other processes.
+
+`connect` and `transaction` are how the store and the hook ledger open the file and write.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 _LOCKS: dict[str, threading.RLock] = {}
 _GUARD = threading.Lock()
@@ -29,3 +35,35 @@ def write_lock(path: Path) -> threading.RLock:
         if lock is None:
             lock = _LOCKS[key] = threading.RLock()
         return lock
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection to a store file as its writers use it: autocommit (transactions are
+    explicit, `transaction`), rows by name, WAL, and no fsync per commit.
+
+    In WAL mode with `synchronous=NORMAL` a commit survives a killed process; only an OS
+    crash can lose the last few commits.
+    """
+    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    return db
+
+
+@contextmanager
+def transaction(
+    db: sqlite3.Connection, *locks: AbstractContextManager[Any]
+) -> Iterator[sqlite3.Connection]:
+    """One `BEGIN IMMEDIATE` write transaction under `locks` (taken in order); rolled
+    back entirely on any error, `KeyboardInterrupt` included."""
+    with ExitStack() as held:
+        for lock in locks:
+            held.enter_context(lock)
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")

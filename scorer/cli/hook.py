@@ -35,7 +35,7 @@ from scorer.jobs.hook.request import PayloadError
 if TYPE_CHECKING:
     from scorer.jobs.hook.policy import HookPolicy
     from scorer.jobs.hook.request import HookRequest
-    from scorer.jobs.hook.worker import HookEnv, HookJob, Outcome
+    from scorer.jobs.hook.worker import HookJob, Outcome
 
 log = logging.getLogger("scorer.hook")
 
@@ -70,22 +70,6 @@ def _request(
         request = parse_payload(sys.stdin.buffer.read(2_000_000), event=event)
         return request if request.cwd or not cwd else replace(request, cwd=cwd)
     return HookRequest(session_id, transcript, event=event or MANUAL, cwd=cwd, reason=reason)
-
-
-def _env() -> HookEnv:
-    from scorer.jobs.hook.worker import HookEnv
-    from scorer.settings import get_settings
-
-    s = get_settings()
-    return HookEnv(
-        store_path=s.store_path,
-        projects_root=s.claude_projects,
-        anthropic_configured=s.anthropic_configured,
-        langfuse_configured=s.langfuse_configured,
-        model=s.model,
-        effort=s.effort,
-        fallback_model=s.fallback_model or None,
-    )
 
 
 @handle_errors
@@ -167,9 +151,15 @@ def _dispatch(request: HookRequest, mode: Mode, *, rescore: bool, as_json: bool)
         return 0
     if mode == "detach":
         return _start_worker(request, policy)
-    from scorer.jobs.hook.worker import HookJob
+    from scorer.jobs.hook.worker import HookEnv, HookJob
 
-    job = HookJob(request, policy, _env(), enforce=mode != "now", rescore=rescore)
+    job = HookJob(
+        request,
+        policy,
+        HookEnv.from_settings(get_settings()),
+        enforce=mode != "now",
+        rescore=rescore,
+    )
     outcome = job.run()
     if mode == "worker":
         return 0

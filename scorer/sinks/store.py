@@ -26,13 +26,12 @@ import gzip
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scorer._sqlite import write_lock
+from scorer._sqlite import connect, transaction, write_lock
 from scorer.errors import SinkError
 from scorer.models import DimensionScore, JudgeUsage, Scorecard, TimelineEvent
 from scorer.prepare.redact import redact_value
@@ -166,14 +165,7 @@ class ScoreStore:
         """Shared with the ledger, which writes the same file (see `scorer._sqlite`)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                self.path, timeout=30, isolation_level=None, check_same_thread=False
-            )
-            self._db.row_factory = sqlite3.Row
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # Like the ledger: in WAL mode a commit survives a killed process without an
-            # fsync per transaction; only an OS crash can lose the last few commits.
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db = connect(self.path)
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except OSError as e:
@@ -192,17 +184,9 @@ class ScoreStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
         """One write transaction; rolled back entirely on any error."""
-        with self._lock, self._write_lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        return transaction(self._db, self._lock, self._write_lock)
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:

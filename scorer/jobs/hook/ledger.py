@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from scorer._sqlite import write_lock
+from scorer._sqlite import connect, transaction, write_lock
 
 State = Literal["running", "scored", "unscored", "skipped", "capped", "failed"]
 STALE_AFTER = timedelta(hours=3)
@@ -166,10 +165,7 @@ class HookLedger:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_lock = write_lock(self.path)
-        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db = connect(self.path)
         with self._write_lock:
             self._db.executescript(_SCHEMA)
 
@@ -182,16 +178,8 @@ class HookLedger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._write_lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
+        return transaction(self._db, self._write_lock)
 
     # ---- triggers (the Stop debounce) -----------------------------------------------
 

@@ -27,6 +27,7 @@ from scorer.jobs.hook.request import HookRequest
 if TYPE_CHECKING:
     from scorer.models import Scorecard, Session
     from scorer.prepare import Prepared
+    from scorer.settings import Settings
 
 log = logging.getLogger("scorer.hook")
 
@@ -47,6 +48,18 @@ class HookEnv:
     model: str
     effort: str | None = None
     fallback_model: str | None = None
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> HookEnv:
+        return cls(
+            store_path=s.store_path,
+            projects_root=s.claude_projects,
+            anthropic_configured=s.anthropic_configured,
+            langfuse_configured=s.langfuse_configured,
+            model=s.model,
+            effort=s.effort,
+            fallback_model=s.fallback_model or None,
+        )
 
 
 @dataclass

@@ -38,17 +38,8 @@ def transcript(tmp_path, cc_projects) -> Path:
 
 
 def _env(clean_env: Path, **kw) -> HookEnv:
-    settings = get_settings()
-    base = HookEnv(
-        store_path=settings.store_path,
-        projects_root=clean_env.parent / "projects",
-        anthropic_configured=settings.anthropic_configured,
-        langfuse_configured=settings.langfuse_configured,
-        model=settings.model,
-        effort=settings.effort,
-        fallback_model=settings.fallback_model,
-    )
-    return replace(base, **kw)
+    base = HookEnv.from_settings(get_settings())
+    return replace(base, projects_root=clean_env.parent / "projects", **kw)
 
 
 def _job(path, clean_env, *, event="SessionEnd", policy=None, session_id=HOOK_ID, **kw):
