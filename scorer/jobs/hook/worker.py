@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from scorer.errors import ScorerError, SourceError
+from scorer.errors import EmptySessionError, ScorerError, SourceError
 from scorer.jobs.hook.ledger import HookLedger, State
 from scorer.jobs.hook.policy import HookPolicy, count_tool_calls
 from scorer.jobs.hook.request import HookRequest
@@ -221,6 +221,9 @@ class HookJob:
 
         try:
             outcome = self._score(ledger, identity, session_id, path, session)
+        except EmptySessionError as exc:  # opened and closed without a prompt: nothing to do
+            close("skipped", str(exc))
+            return Outcome("skipped", str(exc), session_id), False
         except ScorerError as exc:
             retry = not isinstance(exc, SourceError)  # the same bytes fail the same way
             close("failed", str(exc), retry=retry, cost_usd=exc.spent_usd)
@@ -326,7 +329,14 @@ def _log_outcome(request: HookRequest, outcome: Outcome) -> None:
                 "%s: %s; the card is in the store, `scorer scores push` sends it later",
                 who, outcome.push_error,
             )  # fmt: skip
-    elif outcome.state in ("failed", "unscored"):
+    elif outcome.state == "unscored" or (
+        outcome.state == "failed" and not _routine(request, outcome)
+    ):
         log.warning("%s: %s: %s", who, outcome.state, outcome.reason)
     else:
         log.info("%s: %s: %s", who, outcome.state, outcome.reason)
+
+
+def _routine(request: HookRequest, outcome: Outcome) -> bool:
+    """A session that ended before Claude Code wrote a transcript (opened and closed)."""
+    return request.automatic and outcome.reason.startswith("transcript not found")

@@ -161,3 +161,15 @@ def test_the_daily_cost_cap_stops_llm_judging(tmp_path, clean_env, cc_projects, 
         assert later.state == "scored" and judge.calls > calls
         heuristic = HookPolicy(judge="heuristic", daily_cost_cap=0)
         assert _job(paths[1], clean_env, session_id="c", policy=heuristic).run().state == "scored"
+
+
+def test_a_session_closed_before_its_first_prompt_is_skipped_quietly(tmp_path, clean_env, caplog):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with caplog.at_level("INFO", logger="scorer.hook"):
+        outcome = _job(empty, clean_env).run()
+        gone = _job(tmp_path / "never-written.jsonl", clean_env).run()
+    assert (outcome.state, outcome.reason) == ("skipped", f"{empty} is empty")
+    assert _job(empty, clean_env).run().state == "unchanged"
+    assert gone.state == "failed"
+    assert [r.levelname for r in caplog.records if "never-written" in r.getMessage()] == ["INFO"]
