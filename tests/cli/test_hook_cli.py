@@ -115,7 +115,7 @@ def test_a_bad_setting_is_logged_by_the_hook_and_said_by_now(env, tmp_path):
     wait_log(tmp_path / "home", "SCORER_HOOK_EVENTS")
     assert "Traceback" not in log_text(tmp_path / "home")
     now = _run(["hook", "--now", "--transcript", str(real(TOOL_HEAVY))], env)
-    assert now.returncode == 1
+    assert now.returncode == 2  # a bad setting is a usage error, on every command
     assert now.stderr.startswith("error: bad environment variable SCORER_HOOK_EVENTS (")
 
 
