@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 from scorer.errors import ConfigError
@@ -16,8 +18,9 @@ def write_atomic(path: Path, text: str | bytes) -> None:
 
     The rename never replaces what is not a regular file: a symbolic link is followed
     (its target is written, the link stays), a character device (`/dev/null`,
-    `/dev/stdout`) is written through, and a directory, FIFO, socket or block device is
-    refused with `ConfigError` naming it.
+    `/dev/stdout`) or a FIFO (`-o /dev/stdout` into a pipe) is written through, and a
+    directory, socket or block device is refused with `ConfigError` naming it. A FIFO
+    nobody reads within `PIPE_WAIT_SECONDS` is refused rather than waited on forever.
     """
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
@@ -31,9 +34,31 @@ def write_atomic(path: Path, text: str | bytes) -> None:
             with open(target, "wb") as device:
                 device.write(text.encode() if isinstance(text, str) else text)
             return
+        if stat.S_ISFIFO(mode):
+            _write_fifo(path, target, text.encode() if isinstance(text, str) else text)
+            return
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise ConfigError(f"{path}: {kind}; give a file path to write")
     _replace(target, text)
+
+
+def _write_fifo(path: Path, target: Path, data: bytes) -> None:
+    deadline = time.monotonic() + PIPE_WAIT_SECONDS
+    while True:
+        try:  # non-blocking open fails with ENXIO while the pipe has no reader
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise ConfigError(f"{path}: {(exc.strerror or str(exc)).lower()}") from None
+            if time.monotonic() >= deadline:
+                raise ConfigError(
+                    f"{path}: a named pipe nobody reads (waited {PIPE_WAIT_SECONDS:.0f} s)"
+                ) from None
+            time.sleep(0.05)
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "wb") as pipe:
+        pipe.write(data)
 
 
 def _replace(path: Path, text: str | bytes) -> None:
