@@ -15,6 +15,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml  # a dev extra (pip install -e '.[dev]'), like jsonschema
 
 from tests.conftest import REPO, require
 from tests.jobs.hook.helpers import (
@@ -33,7 +34,6 @@ from tests.jobs.hook.helpers import (
 )
 from tests.plugin.schemas import COMMAND_FRONTMATTER, HOOKS, MARKETPLACE, PLUGIN
 
-yaml = pytest.importorskip("yaml", reason="pyyaml is a dev extra: pip install -e '.[dev]'")
 TOOL_HEAVY = next(r for r in REAL if r.endswith("/tool_heavy.jsonl"))
 BANG = re.compile(r"^!`(?P<command>[^`]+)`$", re.MULTILINE)
 """A command file's `!`…`` line: run by Claude Code before the prompt reaches the model."""

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scorer._sqlite import connect, transaction, write_lock
+from scorer.errors import SinkError
 
 State = Literal["running", "scored", "unscored", "skipped", "capped", "failed"]
 STALE_AFTER = timedelta(hours=3)
@@ -159,15 +160,21 @@ class HookLedger:
 
     Args:
         path: The SQLite file (normally `get_settings().store_path`).
+
+    Raises:
+        SinkError: The file cannot be opened or is not an SQLite database.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_lock = write_lock(self.path)
-        self._db = connect(self.path)
-        with self._write_lock:
-            self._db.executescript(_SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = connect(self.path)
+            with self._write_lock:
+                self._db.executescript(_SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            raise SinkError(f"cannot open the hook ledger in {self.path}: {exc}") from exc
 
     def close(self) -> None:
         self._db.close()

@@ -41,13 +41,14 @@ SCORER = Path(sys.executable).parent / "scorer"
 
 
 def require_fresh_scorer() -> Path:
-    """Skip when the `scorer` script predates `scorer.cli.entry` (a venv installed before
-    issue 27: its `scorer hook` loads the whole umbrella app, seconds instead of a tenth).
-    CI installs afresh; elsewhere `pip install -e '.[dev]'` brings it up to date."""
+    """Fail (not skip: a skip hid a broken test from a stale venv once) when the `scorer`
+    script predates `scorer.cli.entry`: in a venv installed before issue 27 `scorer hook`
+    loads the whole umbrella app, seconds instead of a tenth. CI installs afresh;
+    elsewhere `pip install -e '.[dev]'` brings it up to date."""
     import pytest
 
     if not SCORER.exists() or "scorer.cli.entry" not in SCORER.read_text(errors="replace"):
-        pytest.skip(f"stale console script {SCORER}: run pip install -e '.[dev]'")
+        pytest.fail(f"stale console script {SCORER}: run pip install -e '.[dev]'")
     return SCORER
 
 

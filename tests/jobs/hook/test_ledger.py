@@ -127,3 +127,12 @@ def test_processes_racing_for_a_session_get_one_claim(tmp_path):
     for proc in procs:
         proc.join(30)
     assert granted.count(True) == 1
+
+
+def test_a_file_that_is_not_a_database_is_a_sink_error(tmp_path):
+    from scorer.errors import SinkError
+
+    path = tmp_path / "scores.sqlite3"
+    path.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(SinkError, match="cannot open the hook ledger"):
+        HookLedger(path)

@@ -173,3 +173,12 @@ def test_a_session_closed_before_its_first_prompt_is_skipped_quietly(tmp_path, c
     assert _job(empty, clean_env).run().state == "unchanged"
     assert gone.state == "failed"
     assert [r.levelname for r in caplog.records if "never-written" in r.getMessage()] == ["INFO"]
+
+
+def test_a_broken_store_file_is_a_logged_failure(transcript, clean_env, caplog):
+    clean_env.mkdir(parents=True, exist_ok=True)
+    (clean_env / "scores.sqlite3").write_bytes(b"garbage" * 1000)
+    with caplog.at_level("WARNING", logger="scorer.hook"):
+        outcome = _job(transcript, clean_env).run()
+    assert outcome.state == "failed" and "cannot open the hook ledger" in outcome.reason
+    assert any("cannot open the hook ledger" in r.getMessage() for r in caplog.records)
