@@ -124,7 +124,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from scorer.calibrate.validity.report import collect, dimension_shift, render
+    from scorer.calibrate.validity.report import collect, dimension_shift, render, rule_accuracy
     from scorer.calibrate.validity.workspace import read_manifest
     from scorer.judge.rubric import default_rubric
 
@@ -134,6 +134,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(f"{args.dir}: prompt {manifest.prompt_version}, rubric {manifest.rubric_version}, "
           f"{manifest.heuristic_version}")  # fmt: skip
     print(render(rows, n_boot=args.n_boot), end="")
+    print("\n" + rule_accuracy(rows, "dev"), end="")
     if args.compare:
         before = collect(args.compare, read_manifest(args.compare), runs, rubric)
         print(f"\n== before ({args.compare}) ==")

@@ -241,10 +241,13 @@ def checklist_line(checks: list[RequirementCheck], limit: int = 400) -> str:
     """The checklist in one short line (e.g. the Langfuse goal_achievement comment)."""
     if not checks:
         return ""
-    marks = {"met": "✓", "likely_met": "~", "unmet": "✗", "not_attempted": "∅", "unverified": "?"}
-    met = sum(c.status == "met" for c in checks)
+    marks = {"met": "✓", "likely_met": "≈", "unmet": "✗", "not_attempted": "∅", "unverified": "?"}
+    if any(c.status == "unverified" for c in checks):  # judged before likely_met existed
+        count = f"{sum(c.status == 'met' for c in checks)}/{len(checks)} met"
+    else:
+        count = f"{sum(c.status in ('met', 'likely_met') for c in checks)}/{len(checks)} done"
     items = "; ".join(f"{marks[c.status]} {c.requirement}" for c in checks)
-    line = f"requirements {met}/{len(checks)} met: {items}"
+    line = f"requirements {count}: {items}"
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 

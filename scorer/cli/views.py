@@ -13,6 +13,7 @@ from rich.text import Text
 from scorer._text import plural
 from scorer.judge.rubric import default_rubric
 from scorer.models import DimensionScore, Scorecard
+from scorer.prepare.signals_block import check_text
 
 if TYPE_CHECKING:
     from scorer.prepare import Prepared
@@ -53,8 +54,16 @@ def signals_table(signals: Signals) -> Table:
     table = Table(title="signals", show_header=True, header_style="bold")
     table.add_column("signal")
     table.add_column("value", overflow="fold")
+    readable = {
+        "checks_after_edit": [check_text(c) for c in signals.checks_after_edit],
+        "failed_before_edit": [check_text(c) for c in signals.failed_before_edit],
+        "artefacts": [f"{a.kind} {a.name}: {a.note}" for a in signals.artefacts],
+    }
     for key, value in signals.model_dump(mode="json").items():
-        table.add_row(key, _requirements(value) if key == "requirements" else _fmt(value))
+        if key in readable:
+            table.add_row(key, "\n".join(readable[key]) or "-")
+        else:
+            table.add_row(key, _requirements(value) if key == "requirements" else _fmt(value))
     return table
 
 
@@ -84,20 +93,31 @@ def chunk_plan_table(prepared: Prepared) -> Table:
     return table
 
 
-_STATUS_STYLE = {"met": "green", "unmet": "red", "unverified": "yellow"}
+_STATUS_STYLE = {
+    "met": "green",
+    "likely_met": "green",
+    "unmet": "red",
+    "not_attempted": "red",
+    "unverified": "yellow",  # cards judged before the likely_met / not_attempted split
+}
 
 
 def checklist_table(card: Scorecard) -> Table:
     """The LLM judge's requirement checklist: one row per explicit task requirement."""
-    met = sum(c.status == "met" for c in card.requirements)
-    table = Table(title=f"requirements: {met}/{len(card.requirements)} met", header_style="bold")
+    done = sum(c.status in ("met", "likely_met") for c in card.requirements)
+    shown = sum(c.status == "met" for c in card.requirements)
+    table = Table(
+        title=f"requirements: {done}/{len(card.requirements)} done ({shown} shown working)",
+        header_style="bold",
+    )
     table.add_column("requirement", overflow="fold", ratio=3)
     table.add_column("status")
     table.add_column("evidence", overflow="fold", ratio=1)
     for check in card.requirements:
         refs = " ".join(f"#{e.event}" + ("" if e.valid else "?") for e in check.evidence[:6])
-        status = Text(check.status, style=_STATUS_STYLE[check.status])
-        table.add_row(Text(check.requirement), status, refs or "-")
+        status = Text(check.status.replace("_", " "), style=_STATUS_STYLE[check.status])
+        label = check.requirement + ("" if check.core else " (detail)")
+        table.add_row(Text(label), status, refs or "-")
     return table
 
 
@@ -115,7 +135,13 @@ def _judge_notes(card: Scorecard) -> list[Text]:
         )
     conflict = card.meta.get("checklist_conflict")
     if conflict:
-        notes.append(Text(f"checklist: {conflict}", style="yellow"))
+        notes.append(Text(f"⚠ contradicts its own checklist: {conflict}", style="bold yellow"))
+    confidence = card.meta.get("goal_confidence")
+    if card.judge == "heuristic" and confidence is not None:
+        rule = card.meta.get("goal_rule", "?")
+        notes.append(
+            Text(f"goal_achievement confidence {confidence:.2f} (rule {rule}, from the dev runs)")
+        )
     return notes
 
 

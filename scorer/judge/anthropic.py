@@ -43,6 +43,7 @@ from scorer.judge.catalog import (
     max_tokens_for,
     warn_if_deprecated,
 )
+from scorer.judge.checklist import checklist_conflict, goal_from_checklist
 from scorer.judge.client import ContextWindowExceeded, api_failure, count_tokens, make_client, send
 from scorer.judge.cost import Pricing, load_pricing
 from scorer.judge.reply import (
@@ -51,7 +52,6 @@ from scorer.judge.reply import (
     UsageTally,
     build_checklist,
     build_scores,
-    checklist_conflict,
     known_events,
 )
 from scorer.judge.rubric import Rubric, default_rubric
@@ -376,6 +376,9 @@ class AnthropicJudge:
         known = known_events(chunks)
         scores, unknown = build_scores(reply, self.rubric, known)
         checklist = build_checklist(reply, known)
+        implied = goal_from_checklist(checklist)
+        if implied is not None:
+            card.meta["checklist_goal"] = implied
         conflict = checklist_conflict(checklist, scores["goal_achievement"].label)
         if conflict:  # flagged, not overridden: calibration shows which one to trust
             card.meta["checklist_conflict"] = conflict

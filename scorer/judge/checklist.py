@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from scorer._text import plural
 from scorer.models import RequirementCheck
 
 GoalClass = Literal["failed", "partial", "complete"]
@@ -74,7 +75,7 @@ def describe_conflict(goal: GoalClass | None, label: str | None, n: int) -> str 
     """Why `label` contradicts the checklist's goal class, or None when it does not."""
     if goal is None or label is None or label in allowed_labels(goal):
         return None
-    return f"goal_achievement is {label} but its checklist of {n} requirements implies {goal}"
+    return f"goal_achievement is {label} but its checklist of {plural(n, 'requirement')} implies {goal}"
 
 
 def checklist_conflict(checks: Sequence[RequirementCheck], label: str | None) -> str | None:

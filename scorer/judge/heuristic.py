@@ -6,27 +6,11 @@ execution-verified outcomes is measured in the README (`score-calibrate`).
 
 Rules (version `HEURISTIC_VERSION`; change the version when a rule changes):
 
-goal_achievement (failed / partial / complete / exceeded), first rule that applies:
-  0. Live (tmux) sessions and saved terminal output: a test summary in the terminal decides as in rule 2; else a
-     completion marker in the terminal with no errors near the end → complete; errors near the end → partial if files changed (git: committed, staged,
-     unstaged or untracked), else failed;
-     no marker → partial if files changed, else failed.
-  1. The ending: a final result flagged as error, no final message at all, or a
-     headless (stream-json) run without its final `result` line (cut off by a timeout
-     or crash) → failed; a final message admitting failure → failed.
-  2. A test run after the last edit (the `final_verification` signal) decides: all
-     passed → complete (exceeded when the agent also created test files the task did
-     not name, touched every requirement and had no errors at all); some passed →
-     partial; none passed → failed.
-  3. A final message that claims neither success nor failure → failed in a headless
-     run (its final message is the agent's report: it stopped without saying it was
-     done); partial in interactive sessions, where the user may carry on.
-  4. A success claim with any doubt → partial. Doubts: nothing checked the work after
-     the last edit (`final_verification` missing), the final check failed, the last
-     tool call failed, the final message hedges (`final_caveats`: mock, simplified,
-     workaround, however, ...), or at least two and more than half of the task's
-     checkable requirements were touched by no action (`requirements`).
-  5. Otherwise (success claimed and checked after the last edit) → complete.
+goal_achievement (failed / partial / complete / exceeded): the rules in
+  `scorer.judge.heuristic_goal`, over the outcome signals (closing report, the last state of
+  each check after the last edit, what happened to each path, URL, port and command the
+  task names); `meta.goal_confidence` is the deciding rule's accuracy on the dev split
+  and `meta.goal_rule` names the rule.
 tool_efficiency (1-5): 5, minus 1 each for a tool error rate > 10 %, > 25 %, any
   repeated identical failing call, and blind retries > 5 % of calls; 3 with no tool calls.
 process_adherence (1-5): 3, +1 when the final verification ran something (tests or
@@ -51,12 +35,12 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import re
 from collections import Counter
 from datetime import UTC, datetime
 
 from scorer._text import plural
 from scorer._version import package_version
+from scorer.judge.heuristic_goal import goal as goal_of
 from scorer.judge.rubric import OVERALL, Rubric, default_rubric
 from scorer.models import (
     DimensionScore,
@@ -71,13 +55,10 @@ from scorer.models import (
 from scorer.prepare.prepared import Prepared
 from scorer.prepare.signals import Signals
 
-HEURISTIC_VERSION = "heuristic-2026-11-23.2"
+HEURISTIC_VERSION = "heuristic-2026-11-25.1"
 _BIG_OUTPUT = 20_000
 _READ_TOOLS = {"Read", "NotebookRead"}
 _EDIT_TOOLS = {"Edit", "MultiEdit", "NotebookEdit"}
-_TEST_FILE_RE = re.compile(
-    r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$)"
-)
 
 
 def _rules_hash() -> str:
@@ -177,15 +158,15 @@ class HeuristicJudge:
         """Score a prepared session from its signals (the `Judge` protocol)."""
         session, signals, chunks = prepared.session, prepared.signals, prepared.chunks
         facts = _Facts(session, signals)
-        goal = _goal(signals, facts)
+        goal = goal_of(signals, facts)
         handling = _error_handling(signals, facts)
         raw: dict[str, tuple[float | str, str, list[int]]] = {
-            "goal_achievement": goal,
+            "goal_achievement": (goal.label, f"{goal.why} [rule {goal.rule}]", goal.refs),
             "tool_efficiency": _tool_efficiency(signals),
             "process_adherence": _process(signals, facts),
             "context_efficiency": _context(signals, facts),
             "error_handling": handling,
-            "output_quality": _output_quality(signals, facts, str(goal[0])),
+            "output_quality": _output_quality(signals, facts, goal.label),
         }
         scores = {name: self._score(name, *raw[name]) for name in raw}
         overall = self.rubric.overall({n: s.normalized for n, s in scores.items()})
@@ -207,12 +188,13 @@ class HeuristicJudge:
             rubric_hash=self.rubric.hash,
             package_version=package_version(),
             scores=scores,
-            recommendation=_recommend(str(goal[0]), str(handling[0]), signals),
+            recommendation=_recommend(goal.label, str(handling[0]), signals),
             accomplishments=_accomplishments(signals),
             failures=_failures(signals),
-            summary=_summary(signals, str(goal[0]), facts.files_changed),
+            summary=_summary(signals, goal.label, facts.files_changed),
             n_chunks=len(chunks),
             created_at=datetime.now(UTC),
+            meta={"goal_rule": goal.rule, "goal_confidence": goal.confidence},
         )
 
     def _score(self, name: str, value: float | str, why: str, refs: list[int]) -> DimensionScore:
@@ -234,95 +216,6 @@ class HeuristicJudge:
 
 def _clamp(value: int) -> int:
     return max(1, min(5, value))
-
-
-def _goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
-    fv = s.final_verification
-    if f.terminal is not None:
-        return _test_goal(s, f) if fv.kind == "test" else _terminal_goal(s, f)
-    end = [s.final_message_event or 0]
-    if f.last_result_event is not None and f.last_result_event.is_error:
-        return "failed", "the run ended with an error result", [f.last_result_event.index]
-    if s.final_message_event is None:
-        return "failed", "no final message: the session was cut off", []
-    if f.headless and f.last_result_event is None:
-        return "failed", "headless run without its final result line: cut off", end
-    if s.claims_success is False:
-        return "failed", "the final message admits failure", end
-    if fv.kind == "test":
-        return _test_goal(s, f)
-    if s.claims_success is None and f.headless:
-        return "failed", "the final report claims nothing: the work was not finished", end
-    if s.claims_success is None:
-        return "partial", "neutral ending: the user may still be working with the agent", end
-    doubts = _doubts(s, f)
-    if doubts:
-        why = "; ".join(text for text, _ in doubts)
-        return "partial", f"success claimed, but {why}", end + [ref for _, ref in doubts]
-    checked = [r for r in (fv.call_event, fv.result_event) if r]
-    return "complete", f"success claimed and checked after the last edit ({fv.kind})", checked
-
-
-def _test_goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
-    """A test run after the last edit decides (it is stronger than any claim)."""
-    fv = s.final_verification
-    run = next(r for r in reversed(s.test_runs) if r.call_event == fv.call_event)
-    refs = [r for r in (run.call_event, run.result_event) if r]
-    if run.ok and run.failed == 0 and run.errors == 0:
-        outcome = "exceeded" if _exceeded(s, f) else "complete"
-        return (
-            outcome,
-            f"tests after the last edit pass ({run.framework}, {run.passed} passed)",
-            refs,
-        )
-    if run.passed > 0:
-        return "partial", f"tests after the last edit: {run.passed} pass, {run.failed} fail", refs
-    return "failed", f"tests after the last edit fail ({run.framework}, none passed)", refs
-
-
-def _doubts(s: Signals, f: _Facts) -> list[tuple[str, int]]:
-    """Reasons not to believe a success claim, each with one event to cite."""
-    fv = s.final_verification
-    checkable = [r for r in s.requirements if r.status != "unchecked"]
-    uncovered = s.uncovered_requirements
-    last_error = s.error_events[-1] if s.error_events else 0
-    doubts = [
-        (fv.status == "missing" and fv.last_edit_event is not None,
-         "nothing checked the work after the last edit",
-         fv.last_edit_event or 0),
-        (fv.status == "failed", "the final check failed", fv.result_event or 0),
-        (f.last_call_failed, "the last tool call failed", last_error),
-        (bool(s.final_caveats), f"the final message hedges ({', '.join(s.final_caveats[:3])})",
-         s.final_message_event or 0),
-        (len(uncovered) >= 2 and len(uncovered) * 2 > len(checkable),
-         f"{len(uncovered)} of {len(checkable)} requirements untouched", 0),
-    ]  # fmt: skip
-    return [(why, ref) for hit, why, ref in doubts if hit]
-
-
-def _exceeded(s: Signals, f: _Facts) -> bool:
-    """Evidence beyond the requirements: the agent added tests of its own, ran them after
-    the last edit and they pass, every requirement was touched, and nothing failed."""
-    task = (f.task or "").lower()
-    new_tests = [
-        p for p in f.created if _TEST_FILE_RE.search(p) and p.rsplit("/", 1)[-1].lower() not in task
-    ]
-    return bool(new_tests) and not s.uncovered_requirements and not s.error_events
-
-
-def _terminal_goal(s: Signals, f: _Facts) -> tuple[str, str, list[int]]:
-    """Live sessions: a completion marker with no recent errors is success."""
-    t = f.terminal or {}
-    markers, blockers = t.get("completion_markers") or [], t.get("recent_blockers") or 0
-    refs = s.error_events[-3:]
-    if markers and not blockers:
-        return "complete", f"terminal shows completion ({markers[-1]!r}), no recent errors", []
-    if blockers:
-        outcome = "partial" if f.files_changed else "failed"
-        return outcome, f"{plural(blockers, 'error')} near the end of the terminal output", refs
-    if f.files_changed:
-        return "partial", f"{plural(f.files_changed, 'file')} changed, no completion marker", []
-    return "failed", "no changes and no completion marker in the terminal", []
 
 
 def _tool_efficiency(s: Signals) -> tuple[int, str, list[int]]:

@@ -109,6 +109,7 @@ def build_checklist(reply: ScoringReplyBase, known: set[int]) -> list[Requiremen
         RequirementCheck(
             requirement=r.requirement,
             status=r.status,
+            core=r.core,
             evidence=[
                 EvidenceRef(event=e.event, quote=e.quote, valid=e.event in known)
                 for e in r.evidence
@@ -116,19 +117,6 @@ def build_checklist(reply: ScoringReplyBase, known: set[int]) -> list[Requiremen
         )
         for r in reply.requirements
     ]
-
-
-def checklist_conflict(checks: list[RequirementCheck], goal_label: str | None) -> str | None:
-    """Why goal_achievement does not follow from the checklist (rubric), or None."""
-    open_items = [c for c in checks if c.status != "met" or not any(e.valid for e in c.evidence)]
-    if goal_label in ("complete", "exceeded") and open_items:
-        return (
-            f"goal_achievement is {goal_label} but {len(open_items)} of {len(checks)} "
-            "requirements are not met with evidence"
-        )
-    if goal_label in ("failed", "partial") and checks and not open_items:
-        return f"goal_achievement is {goal_label} but every requirement is met with evidence"
-    return None
 
 
 def build_scores(

@@ -33,19 +33,29 @@ class Evidence(BaseModel):
 
 
 class RequirementReply(BaseModel):
-    """One explicit requirement of the task, checked against the transcript."""
+    """One explicit requirement of the task, checked against the transcript.
+
+    The statuses and the rule that turns them into goal_achievement are in
+    `scorer.judge.checklist`.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     requirement: str = Field(
         description="One explicit requirement from the task text, in its own words (short)."
     )
-    evidence: list[Evidence] = Field(
-        description="Events showing it done and working (or failing); empty if none."
+    core: bool = Field(
+        description="true for a deliverable the task exists for (a file, a result, a working "
+        "behaviour or service); false for a constraint on how, or a detail."
     )
-    status: Literal["met", "unmet", "unverified"] = Field(
-        description="met: done with evidence it works; unmet: not done or broken; "
-        "unverified: claimed or plausible but no evidence in the transcript."
+    evidence: list[Evidence] = Field(
+        description="Events showing it done, checked, contradicted or missing; empty if none."
+    )
+    status: Literal["met", "likely_met", "unmet", "not_attempted"] = Field(
+        description="met: done and shown working; likely_met: done by a sound method and "
+        "nothing contradicts it, but not re-checked; unmet: attempted but shown wrong, "
+        "broken, incomplete, substituted or faked, or given up; not_attempted: nothing in "
+        "the session addresses it."
     )
 
 

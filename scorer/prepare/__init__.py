@@ -1,7 +1,7 @@
 """The pure middle of the pipeline: render a session, compute signals, chunk for the judge."""
 
 from scorer.prepare.chunk import chunk_events, chunk_session
-from scorer.prepare.prepared import Prepared, prepare, rechunk, signals_block
+from scorer.prepare.prepared import Prepared, prepare, rechunk
 from scorer.prepare.render import (
     DEFAULT_MAX_OUTPUT_CHARS,
     RenderedEvent,
@@ -22,6 +22,7 @@ from scorer.prepare.signals import (
     looks_like_test_command,
     parse_test_output,
 )
+from scorer.prepare.signals_block import signals_block
 from scorer.prepare.tokens import TokenCounter
 from scorer.prepare.verification import FinalVerification, final_verification
 

@@ -7,17 +7,16 @@ frozen: a re-chunk (`rechunk`) returns a new one with a note saying why.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from scorer._gc import without_gc
 from scorer.models import Chunk, Session
 from scorer.prepare.chunk import chunk_events
-from scorer.prepare.fence import one_line
 from scorer.prepare.redact import RedactionReport, redact_session
 from scorer.prepare.render import RenderedEvent, render_events, render_header
 from scorer.prepare.signals import Signals, compute_signals
+from scorer.prepare.signals_block import signals_block
 from scorer.prepare.tokens import TokenCounter
 from scorer.settings import get_settings
 
@@ -78,62 +77,6 @@ def prepare(
     events = render_events(clean)
     chunks = chunk_events(header, events, budget=budget, overlap=overlap, counter=counter)
     return Prepared(clean, header, tuple(events), signals, tuple(chunks), report, budget, overlap)
-
-
-def signals_block(s: Signals) -> str:
-    """The objective signals as a short text block the judge reads with the task."""
-
-    def refs(items: list[int], n: int = 12) -> str:
-        return " ".join(f"#{i}" for i in items[:n]) + (" …" if len(items) > n else "")
-
-    tools = ", ".join(f"{k}×{v}" for k, v in s.calls_per_tool.items()) or "none"
-    lines = [
-        "## Objective signals (computed from the events, not from claims)",
-        f"- tool calls: {s.tool_calls} ({tools})",
-        f"- tool errors: {s.tool_errors}"
-        + (f" ({s.tool_error_rate:.0%}) at {refs(s.error_events)}" if s.tool_errors else ""),
-        f"- repeated identical failing calls: {len(s.repeated_failures)}; "
-        f"blind retries: {len(s.retries)} {refs(s.retries)}",
-        f"- test runs: {len(s.test_runs)}"
-        + (
-            f"; last: {s.last_test_run.framework} ok={s.last_test_run.ok} "
-            f"passed={s.last_test_run.passed} failed={s.last_test_run.failed} "
-            f"at #{s.last_test_run.result_event}"
-            if s.last_test_run
-            else ""
-        ),
-        f"- files written/edited: {len(s.files_written)}",
-        f"- compactions: {len(s.compactions)}; interruptions: {len(s.interruptions)}; "
-        f"API errors: {len(s.api_errors)}; subagents: {s.subagents}",
-        f"- final message claims success: {s.claims_success}"
-        + (f"; hedges: {', '.join(s.final_caveats)}" if s.final_caveats else ""),
-        *verification_lines(s),
-    ]
-    return "\n".join(lines)
-
-
-def verification_lines(s: Signals) -> list[str]:
-    """The final-verification and requirement-coverage signals, one bullet each."""
-    fv = s.final_verification
-    edit = f"#{fv.last_edit_event}" if fv.last_edit_event else "none"
-    if fv.status == "missing":
-        check = f"- final verification: none after the last edit ({edit})"
-    else:
-        check = (
-            f"- final verification: {fv.status} ({fv.kind}) at #{fv.call_event}→"
-            f"#{fv.result_event}, after the last edit ({edit}): {fv.command}"
-        )
-    if not s.requirements:
-        return [check, "- task requirements: none listed"]
-    counts = Counter(r.status for r in s.requirements)
-    lines = [
-        check,
-        f"- task requirements: {len(s.requirements)} listed; {counts['covered']} touched by an "
-        f"action, {counts['uncovered']} untouched, {counts['unchecked']} name nothing to match",
-    ]
-    lines += [one_line(f"  - untouched: {r.text} (key terms: {', '.join(r.terms)})") for r in
-              s.uncovered_requirements[:10]]  # fmt: skip
-    return lines
 
 
 def rechunk(prepared: Prepared, exc: TooLong) -> Prepared:

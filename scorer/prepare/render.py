@@ -156,7 +156,9 @@ def tool_call_line(name: str, inp: dict[str, Any]) -> str:
 def _tool_call_text(name: str, inp: dict[str, Any]) -> str:
     match name:
         case "Bash":
-            return f"Bash: {_one_line(str(inp.get('command', '')))}"
+            # a background shell ends with the session: what it started does not outlive it
+            mode = " (background)" if inp.get("run_in_background") else ""
+            return f"Bash{mode}: {_one_line(str(inp.get('command', '')))}"
         case "Edit":
             return f"Edit {_edit_summary(inp)}"
         case "MultiEdit":
@@ -363,10 +365,15 @@ def render_header(session: Session) -> str:
         if task
         else "(no task statement found)"
     )
-    return f"TASK:\n{task_text}\n{session_facts(session)}\n=== TIMELINE ==="
+    return f"TASK:\n{task_text}\n{session_facts(session)}"
+
+
+TIMELINE_MARK = "=== TIMELINE ==="
+"""Between the header and the events in `render_timeline` (the judge's material has its
+own `<transcript>` tag instead)."""
 
 
 def render_timeline(session: Session, *, max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> str:
-    """Header plus every rendered event, one event per block."""
+    """Header, the timeline marker, then every rendered event, one event per block."""
     events = render_events(session, max_output_chars=max_output_chars)
-    return "\n".join([render_header(session), *(e.text for e in events)]) + "\n"
+    return "\n".join([render_header(session), TIMELINE_MARK, *(e.text for e in events)]) + "\n"

@@ -13,10 +13,18 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from scorer.models import Event, EventKind, Session, TokenUsage
+from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
+from scorer.prepare.artefacts import Artefact, artefact_states
+from scorer.prepare.claims import caveats, claims_success, closing_claim
 from scorer.prepare.render import tool_call_line
 from scorer.prepare.requirements import Requirement, requirement_coverage
-from scorer.prepare.verification import FinalVerification, final_verification, tool_failed
+from scorer.prepare.verification import (
+    CheckState,
+    FinalVerification,
+    check_states,
+    final_verification,
+    tool_failed,
+)
 
 # Enum attribute lookups cost ~60 ns each on Python 3.11, and the loops below run per event.
 _CALL, _RESULT = EventKind.TOOL_CALL, EventKind.TOOL_RESULT
@@ -84,12 +92,24 @@ class Signals(BaseModel):
     final_message_event: int | None = None
     claims_success: bool | None = None
     """Whether the final message claims success; None when it says neither."""
+    closing_claim: str = ""
+    """The sentence of the final message that claims success or admits failure (or its
+    opening), code left out, at most 240 characters."""
+    cut_off: bool = False
+    """A headless (stream-json) run without its final `result` line: stopped before its
+    closing report (a timeout or a crash)."""
     final_caveats: list[str] = Field(default_factory=list)
     """Hedges in the final message (mock, simplified, workaround, however...), see `caveats`."""
     final_verification: FinalVerification = Field(
         default_factory=lambda: FinalVerification(status="missing")
     )
     """Did a test or check run after the last edit, and did it pass (with event refs)."""
+    checks_after_edit: list[CheckState] = Field(default_factory=list)
+    """The last state of every distinct check (test, run, look) after the last edit."""
+    failed_before_edit: list[CheckState] = Field(default_factory=list)
+    """Checks whose last run, before the last edit, failed and that never ran again."""
+    artefacts: list[Artefact] = Field(default_factory=list)
+    """The paths, URLs, ports and commands the task names, and what happened to each."""
     requirements: list[Requirement] = Field(default_factory=list)
     """The task's numbered/bulleted requirements, each covered / uncovered / unchecked by
     the session's actions (key-term matching, see `scorer.prepare.requirements`)."""
@@ -244,58 +264,6 @@ def looks_like_test_command(command: str) -> bool:
     return any(h in command for h in hints) and bool(_TEST_COMMAND_RE.search(command))
 
 
-# --- claims of success ------------------------------------------------------------------
-
-_NEGATIVE_RE = re.compile(
-    r"\b(?:could not|couldn't|cannot|can't|unable to|failed to|not (?:yet )?(?:able|working"
-    r"|complete|fixed|passing|resolved)|still fail(?:s|ing)?|does(?:n't| not) work"
-    r"|did(?:n't| not) (?:pass|work|fix)|(?:tests?|checks?) (?:are )?failing|blocked)\b",
-    re.I,
-)
-_POSITIVE_RE = re.compile(
-    r"\b(?:all (?:\d+ )?(?:tests|checks) (?:now )?pass(?:ed|ing)?|tests? (?:now )?pass(?:es|ed|ing)?"
-    r"|successfully|done|complete[ds]?|fixed|implemented|resolved|works(?: now)?)\b|✅",
-    re.I,
-)
-
-
-_CODE_RE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)
-
-
-def claims_success(text: str) -> bool | None:
-    """True if `text` claims success, False if it admits failure, None if neither.
-
-    Code spans and fenced blocks are ignored: they quote error messages ("Unable to
-    avoid copy") that say nothing about how the session ended.
-    """
-    text = _CODE_RE.sub(" ", text)
-    if _NEGATIVE_RE.search(text):
-        return False
-    if _POSITIVE_RE.search(text):
-        return True
-    return None
-
-
-_CAVEAT_RE = re.compile(
-    r"\b(?:mock(?:ed|s)?|stub(?:bed|s)?|simulat(?:ed|es|ion)|simplified"
-    r"|approximat(?:e|ed|ion|ions)|workarounds?|hard-?coded|unfortunately|limitations?"
-    r"|however|would need|should work|in a real|untested|not (?:been )?(?:tested|verified)"
-    r"|(?:slightly )?below the (?:target|threshold|required))\b",
-    re.I,
-)
-
-
-def caveats(text: str, task: str | None = None) -> list[str]:
-    """Hedges in a final message: mock, simplified, workaround, however, untested...
-
-    Words the task itself uses ("replace keys with placeholders") and quoted code are
-    ignored. Returns the distinct phrases found, lower-cased, in order.
-    """
-    task_words = {m.lower() for m in _CAVEAT_RE.findall(task or "")}
-    found = (m.lower() for m in _CAVEAT_RE.findall(_CODE_RE.sub(" ", text)))
-    return list(dict.fromkeys(w for w in found if w not in task_words))
-
-
 # --- compute ---------------------------------------------------------------------------------
 
 
@@ -420,6 +388,14 @@ def compute_signals(session: Session) -> Signals:
     written = dict.fromkeys(p for e in events if e.kind == _CALL and (p := _written_path(e)))
     final = _final_message(session)
     written_paths = list(written)
+    verification = final_verification(events, facts["test_runs"], set(written_paths))
+    after, stale = check_states(
+        events, facts["test_runs"], set(written_paths), verification.last_edit_event or 0
+    )
+    top = session.events
+    cut_off = session.source == SourceKind.STREAM_JSON and not any(
+        e.kind == EventKind.RESULT for e in top
+    )
     return Signals(
         **facts,
         error_events=errors,
@@ -435,7 +411,12 @@ def compute_signals(session: Session) -> Signals:
         human_prompts=len([e for e in session.events if e.kind == prompt]),
         final_message_event=final.index if final else None,
         claims_success=claims_success(final.text) if final else None,
+        closing_claim=closing_claim(final.text) if final else "",
+        cut_off=cut_off,
+        checks_after_edit=after,
+        failed_before_edit=stale,
+        artefacts=artefact_states(session.task_text, events),
         final_caveats=caveats(final.text, session.task_text) if final else [],
-        final_verification=final_verification(events, facts["test_runs"], set(written_paths)),
+        final_verification=verification,
         requirements=requirement_coverage(session.task_text, events),
     )

@@ -58,8 +58,14 @@ _INSPECT_WORDS = {
     "test", "[", "grep", "rg", "find", "du", "md5sum", "sha256sum", "sha1sum", "jq",
     "xxd", "hexdump", "od", "readlink", "tree", "sort", "uniq", "awk", "tar", "unzip",
 }  # fmt: skip
-# a command line is judged by its pieces: `cd app && python main.py` runs something
-_SEGMENT_RE = re.compile(r"&&|\|\||[;|\n]")
+# a command line is judged by its pipelines: `cd app && python main.py` runs something
+_PIPELINE_RE = re.compile(r"(&&|\|\||[;\n]|(?<![<>&])&(?![&>]))")  # not `2>&1`
+# downstream of a pipe these only filter what the first command printed: `pip list | grep x`
+# checks nothing, `echo move | ./game.sh` runs the game
+_FILTER_WORDS = {
+    "grep", "egrep", "fgrep", "rg", "head", "tail", "wc", "sort", "uniq", "awk", "sed",
+    "cut", "tr", "jq", "less", "more", "tee", "cat", "column", "xargs", "nl", "fold",
+}  # fmt: skip
 # `npm start`, `cargo run`, `go run` and friends: runs whose first word is a setup word
 _RUN_AFTER_SETUP_RE = re.compile(
     r"^(?:npm|yarn|pnpm)\s+(?:run|start|test)\b|^cargo\s+(?:run|test)\b|^go\s+(?:run|test)\b"
@@ -112,8 +118,24 @@ def check_kind(call: Event, written: set[str], is_test: bool) -> VerificationKin
         return "inspect" if path in written else None
     if call.tool_name != "Bash":
         return None
-    kinds = {_segment_kind(part.strip()) for part in _SEGMENT_RE.split(_command(call))}
+    if (call.tool_input or {}).get("run_in_background"):
+        return None  # started, not checked: its exit status comes later, if ever
+    kinds = {kind for line in _foreground(_command(call)) for kind in _pipeline_kinds(line)}
     return "run" if "run" in kinds else "inspect" if "inspect" in kinds else None
+
+
+def _foreground(command: str) -> list[str]:
+    """The pipelines of a command line, without those sent to the background with `&`."""
+    parts = _PIPELINE_RE.split(command)
+    texts, separators = parts[0::2], [*parts[1::2], ""]
+    return [text for text, sep in zip(texts, separators, strict=True) if sep != "&"]
+
+
+def _pipeline_kinds(pipeline: str) -> list[VerificationKind | None]:
+    """The kinds of a pipeline's first command and of every later one that is no filter."""
+    first, *rest = pipeline.split("|")
+    later = [p.strip() for p in rest if _first_word(p.strip()) not in _FILTER_WORDS]
+    return [_segment_kind(first.strip()), *(_segment_kind(p) for p in later)]
 
 
 def final_verification(
@@ -162,6 +184,117 @@ def final_verification(
     )
 
 
+class CheckState(BaseModel):
+    """The last state of one check (a distinct command or read) the agent ran."""
+
+    command: str
+    """One-line rendering of the call (the check's identity)."""
+    kind: VerificationKind
+    status: Literal["passed", "failed"]
+    detail: str = ""
+    """`exit 2`, or the test summary (`pytest: 3 passed, 1 failed`)."""
+    call_event: int
+    result_event: int
+    runs: int = 1
+    """How many times it ran in its window (after the last edit, or before it)."""
+
+
+def check_states(
+    events: Sequence[Event],
+    test_runs: Sequence[TestRun],
+    written: set[str],
+    last_edit: int | None = None,
+) -> tuple[list[CheckState], list[CheckState]]:
+    """The last state of every check after the last edit, and the failing checks before it.
+
+    Returns:
+        (checks after the last edit, each distinct one at its last run, in order; checks
+        whose last run before the last edit failed and that never ran after it).
+    """
+    calls = [e for e in events if e.kind == EventKind.TOOL_CALL]
+    results = {e.tool_use_id: e for e in events if e.kind == EventKind.TOOL_RESULT}
+    runs = {r.call_event: r for r in test_runs if r.call_event is not None}
+    if last_edit is None:  # the caller may know it from `final_verification`
+        last_edit = max((c.index for c in calls if is_edit(c)), default=0)
+    shells = _background_shells(calls, results)
+    before: dict[str, CheckState] = {}
+    after: dict[str, CheckState] = {}
+    for call in calls:
+        result = results.get(call.tool_use_id)
+        output_of = shells.get(str((call.tool_input or {}).get("bash_id", "")))
+        if call.tool_name == "BashOutput" and output_of is not None:
+            kind: VerificationKind | None = "run"  # reading what a background command printed
+        else:
+            kind = check_kind(call, written, call.index in runs)
+        if kind is None or result is None:
+            continue
+        state = _state(call, result, kind, runs.get(call.index))
+        if output_of is not None and call.tool_name == "BashOutput":
+            state.command = f"output of #{output_of.index} {_line(output_of)}"[:160]
+        window = after if call.index > last_edit else before
+        if state.command in window:
+            state.runs = window.pop(state.command).runs + 1
+        window[state.command] = state  # re-inserted: ordered by last run
+    stale = [
+        c
+        for k, c in before.items()
+        if c.status == "failed" and c.kind != "inspect" and k not in after
+    ]
+    return list(after.values()), stale
+
+
+_SHELL_ID_RE = re.compile(r"background with ID:\s*(\w+)")
+
+
+def _background_shells(calls: list[Event], results: dict[str | None, Event]) -> dict[str, Event]:
+    """Background shell id → the Bash call that started it."""
+    shells = {}
+    for call in calls:
+        result = results.get(call.tool_use_id)
+        if call.tool_name == "Bash" and result is not None:
+            match = _SHELL_ID_RE.search(result.text[:300])
+            if match:
+                shells[match.group(1)] = call
+    return shells
+
+
+def _line(call: Event) -> str:
+    return tool_call_line(call.tool_name or "?", call.tool_input or {})
+
+
+# a run whose output says it crashed failed, whatever its exit status (or while it still runs)
+_FATAL_RE = re.compile(
+    r"Traceback \(most recent call last\)|Segmentation fault|core dumped|Kernel panic"
+    r"|<status>failed</status>|<exit_code>[1-9]\d*</exit_code>"
+)
+_RUNNING_RE = re.compile(r"<status>running</status>")
+
+
+def _state(call: Event, result: Event, kind: VerificationKind, run: TestRun | None) -> CheckState:
+    if run is not None:
+        ok = run.ok
+        detail = f"{run.framework}: {run.passed} passed, {run.failed} failed" + (
+            f", {run.errors} errors" if run.errors else ""
+        )
+    else:
+        ok = not tool_failed(result)
+        code = result_exit_code(result)
+        detail = f"exit {code}" if code is not None else ("error" if result.is_error else "")
+        fatal = _FATAL_RE.search(result.text[-20_000:]) if kind == "run" else None
+        if fatal:
+            ok, detail = False, f"output shows {fatal.group(0)!r}"
+        elif _RUNNING_RE.search(result.text[:200]):
+            detail = "still running"
+    return CheckState(
+        command=_line(call)[:160],
+        kind=kind,
+        status="passed" if ok else "failed",
+        detail=detail,
+        call_event=call.index,
+        result_event=result.index,
+    )
+
+
 def _segment_kind(command: str) -> VerificationKind | None:
     """The kind of one simple command (a piece of a `&&`, `;` or `|` chain)."""
     first = _first_word(command)
@@ -178,7 +311,7 @@ def _command(call: Event) -> str:
 
 def _first_word(command: str) -> str:
     """The program a command line starts with (after `sudo`, env assignments, `time`)."""
-    for word in command.split():
+    for word in command.lstrip()[:400].split():  # a heredoc's body can be megabytes
         if word.startswith("#"):
             return ""  # a comment line
         if ("=" in word and not word.startswith(("=", "-"))) or word in ("sudo", "time"):

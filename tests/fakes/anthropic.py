@@ -263,6 +263,7 @@ def valid_scoring_payload(
         "requirements": [
             {
                 "requirement": text,
+                "core": True,
                 "evidence": [{"event": e, "quote": f"quote {e}"} for e in events]
                 if status == "met"
                 else [],

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from sklearn.metrics import balanced_accuracy_score
 
-from scorer.calibrate.ground_truth import outcome_label
 from scorer.jobs.score import judge_prepared, prepare
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources import resolve
@@ -37,8 +34,10 @@ def test_claim_checked_after_the_last_edit_is_complete():
     b = Builder()
     score, card = goal([*work(b), b.ev(EventKind.ASSISTANT, "Done: it prints hi.")])
     assert score.label == "complete"
-    assert score.rationale == "success claimed and checked after the last edit (run)"
+    assert score.rationale == "success claimed and checked after the last edit (run) [rule checked]"
     assert [e.event for e in score.evidence] == [6, 7]
+    assert card.meta["goal_confidence"] == 0.62  # (14 + 1) / (22 + 2): right 14 of 22 on dev
+    assert card.meta["goal_rule"] == "checked"
     assert card.scores["process_adherence"].value == 5  # ran it, read before editing
 
 
@@ -58,7 +57,8 @@ def test_failed_final_check_and_hedged_claims_are_partial():
     events += [run, b.result(run, "Exit code 1\nNameError", is_error=True)]
     events.append(b.ev(EventKind.ASSISTANT, "Done."))
     score, _ = goal(events)
-    assert score.label == "partial" and "the final check failed" in score.rationale
+    assert score.label == "partial"
+    assert "the last check after the last edit failed (exit 1)" in score.rationale
 
     b = Builder()
     hedge = "Done. The greeting is hard-coded; in a real deployment it would need config."
@@ -95,7 +95,7 @@ def test_tests_after_the_last_edit_decide_before_any_claim():
     events[-1] = b.result(events[-2], "Exit code 1\n1 failed, 4 passed in 0.2s", is_error=True)
     score, _ = goal([*events, b.ev(EventKind.ASSISTANT, "Fixed and done.")])
     assert score.label == "partial" and "1 pass" not in score.rationale
-    assert score.rationale == "tests after the last edit: 4 pass, 1 fail"
+    assert score.rationale == "tests after the last edit: 4 pass, 1 fail [rule tests]"
 
     b = Builder()
     events = work(b, check="pytest -q")
@@ -126,22 +126,26 @@ def test_exceeded_needs_new_tests_that_pass_and_a_clean_run():
     assert score.label == "complete"  # the task asked for that test: nothing beyond it
 
 
-def test_terminal_bench_targets():
-    """The README's numbers for this heuristic version (rules developed on this set)."""
-    root = require(TERMINAL_BENCH)
-    truth, pred = [], []
-    for task in sorted(root.iterdir()):
-        label = json.loads((task / "label.json").read_text())
-        stream = task / "session.jsonl"
-        if not stream.exists():
-            continue
-        session = resolve(str(stream), task=label["instruction"]).load()
-        truth.append(outcome_label(label))
-        pred.append(judge_prepared(prepare(session), "heuristic").scores["goal_achievement"].label)
-    assert len(truth) == 79
-    resolved = balanced_accuracy_score(
-        [t == "complete" for t in truth], [p in ("complete", "exceeded") for p in pred]
+def test_dev_split_figures():
+    """The dev split's figures for this heuristic version (its rules were tuned there; the
+    untuned test split is measured only by `benchmarks/validity.py report`)."""
+    from scorer.calibrate.validity.runs import load_runs
+    from scorer.calibrate.validity.split import load_split
+    from tests.conftest import REPO
+
+    runs, _ = load_runs(
+        require(TERMINAL_BENCH), load_split(REPO / "benchmarks" / "validity_split.json")
     )
-    assert round(balanced_accuracy_score(truth, pred), 3) == 0.565
-    assert round(resolved, 3) == 0.756
+    truth, pred = [], []
+    for run in (r for r in runs if r.side == "dev"):
+        session = resolve(str(run.session_path), task=run.instruction).load()
+        truth.append(run.outcome)
+        label = judge_prepared(prepare(session), "heuristic").scores["goal_achievement"].label
+        pred.append("complete" if label == "exceeded" else label)
+    assert len(truth) == 39
+    resolved = balanced_accuracy_score(
+        [t == "complete" for t in truth], [p == "complete" for p in pred]
+    )
+    exact = sum(t == p for t, p in zip(truth, pred, strict=True))
+    assert (round(resolved, 3), exact) == (0.833, 27)
     assert {"failed", "partial", "complete"} <= set(pred)

@@ -16,7 +16,7 @@ from scorer.resources import data_dir
 
 def test_prompt_version_and_hash_come_from_the_files(tmp_path):
     bundled = P.load_prompts()
-    assert bundled.version == "2026-11-23.1"
+    assert bundled.version == "2026-11-25.1"
     assert len(bundled.hash) == 16 and int(bundled.hash, 16) >= 0
     copy = tmp_path / "prompts"
     shutil.copytree(data_dir("prompts"), copy)
@@ -93,12 +93,17 @@ def test_requirement_checklist_comes_first_and_is_closed():
     schema = output_config(scoring_model(default_rubric()))["format"]["schema"]
     assert next(iter(schema["properties"])) == "requirements"
     check = schema["$defs"]["RequirementReply"]
-    assert list(check["properties"]) == ["requirement", "evidence", "status"]
-    assert check["properties"]["status"]["enum"] == ["met", "unmet", "unverified"]
+    assert list(check["properties"]) == ["requirement", "core", "evidence", "status"]
+    statuses = ["met", "likely_met", "unmet", "not_attempted"]
+    assert check["properties"]["status"]["enum"] == statuses
     assert check["additionalProperties"] is False
     system = P.system_blocks(P.default_prompts(), default_rubric())[0]["text"]
-    assert "`complete` only if every requirement is `met` with evidence" in system
-    assert "unverified" in P.default_prompts().templates["final.md"]
+    # "not shown" is not "not done": only shown-wrong or missing work makes a goal partial
+    assert "*Not shown* is not *not done*" in system
+    assert "- `complete`: every requirement `met` or `likely_met`;" in system
+    assert "no `core` requirement is `met` or `likely_met`" in system
+    final = P.default_prompts().templates["final.md"]
+    assert "unverified" not in final and "never a\n  reason for `partial`" in final
 
 
 def test_chunk_notes_schema_fields():

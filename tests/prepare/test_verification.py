@@ -117,10 +117,11 @@ def test_signals_block_shows_verification_and_requirements():
     events += exchange(b, "Bash", "x", command="cat out.txt")
     events.append(b.ev(EventKind.ASSISTANT, "Done, though the flag is simplified."))
     block = signals_block(signals_of(events))
-    assert "- final verification: passed (inspect) at #4→#5, after the last edit (#2)" in block
+    assert "- last edit: #2" in block
+    assert "  - #4→#5 passed (inspect): Bash: cat out.txt" in block
     assert "hedges: simplified" in block
-    assert "2 listed; 1 touched by an action, 1 untouched, 0 name nothing to match" in block
-    assert "untouched: Add --verbose to cli.py (key terms: cli.py, --verbose)" in block
+    assert "2 listed; 1 named in some action, 1 in none, 0 name nothing to match" in block
+    assert "in no action: Add --verbose to cli.py (key terms: cli.py, --verbose)" in block
 
 
 # --- real Terminal-Bench runs ------------------------------------------------------------

@@ -136,3 +136,32 @@ def test_empty_store_says_so(clean_env, tmp_path) -> None:
         text = driver.find_element(By.ID, "empty").text
         assert "has no scored sessions" in text
         assert driver.get_log("browser") == []  # no script errors
+
+
+def test_checklist_statuses_and_a_contradicting_goal_are_shown(clean_env, tmp_path) -> None:
+    require_browser()
+    from selenium.webdriver.common.by import By
+
+    from scorer.models import RequirementCheck
+
+    card = make_card(
+        "checked-1",
+        requirements=[
+            RequirementCheck(requirement="write /app/out.txt", status="likely_met"),
+            RequirementCheck(requirement="serve on port 3000", status="not_attempted"),
+        ],
+        meta={"checklist_conflict": "goal_achievement is complete but its checklist of "
+              "2 requirements implies partial"},
+    )  # fmt: skip
+    card.attach_timeline([TimelineEvent(i, 0, f"#{i} event {i}") for i in range(1, 5)])
+    with ScoreStore() as store:
+        run_id = store.save(card)
+    out = tmp_path / "view.html"
+    assert CliRunner().invoke(app, ["view", "-o", str(out)]).exit_code == 0
+    with browser() as driver:
+        driver.get(out.as_uri() + f"#/run/{run_id}")
+        warn = _wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, ".card .conflict"))
+        assert "implies partial" in warn.text
+        items = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "li.req")]
+        assert items == ["[likely met] write /app/out.txt", "[not attempted] serve on port 3000"]
+        assert driver.get_log("browser") == []

@@ -43,6 +43,8 @@ class Row:
     """judge → dimension → value (numeric scale; categorical as its category value)."""
     conflict: str | None = None
     missing: str | None = None
+    rule: str | None = None
+    """The heuristic rule that decided goal_achievement (`meta.goal_rule`)."""
 
 
 def _dims_of_reply(reply: dict[str, Any], rubric: Rubric) -> dict[str, float]:
@@ -94,6 +96,7 @@ def collect(
                 dims,
                 conflict,
                 None if reply else why,
+                card.get("meta", {}).get("goal_rule"),
             )
         )
     return rows
@@ -168,6 +171,17 @@ def _by_backend(rows: list[Row], n_boot: int) -> list[str]:
         lines.append(f"   {backend} ({len(part)} runs)")
         lines += ["  " + line for line in _table(part, n_boot, goal_side=False)[1:]]
     return lines
+
+
+def rule_accuracy(rows: list[Row], side: str = "dev") -> str:
+    """How often each heuristic goal rule was right on one split: `RULE_ACCURACY`'s source."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in rows:
+        if r.side == side and r.rule and r.labels["heuristic"]:
+            counts[r.rule][0] += three_class(r.labels["heuristic"]) == r.outcome
+            counts[r.rule][1] += 1
+    cells = ", ".join(f"{rule} {right}/{n}" for rule, (right, n) in sorted(counts.items()))
+    return f"heuristic goal rules right on {side} (right/fired): {cells or 'none'}\n"
 
 
 def dimension_shift(before: list[Row], after: list[Row], judge: str) -> str:

@@ -158,9 +158,13 @@
       if (typeof it === "string") return el("li", { text: it });
       const text = it.requirement || it.text || it.name || JSON.stringify(it);
       const status = it.status ?? (it.met === undefined ? "" : (it.met ? "met" : "not met"));
-      return el("li", {}, el("b", { text: status ? `[${status}] ` : "" }), text);
+      const refs = (it.evidence || []).map((e) => "#" + e.event).join(" ");
+      return el("li", { cls: "req" }, el("b", { cls: "req-" + status, text: status ? `[${status.replace("_", " ")}] ` : "" }),
+        text + (it.core === false ? " (detail)" : ""), refs ? el("span", { cls: "refs", text: " " + refs }) : null);
     });
-    return el("div", {}, el("h3", { text: "requirement checklist" }), el("ul", {}, ...rows));
+    const conflict = c.meta && c.meta.checklist_conflict;
+    const warn = conflict ? el("p", { cls: "conflict", text: "⚠ " + conflict }) : null;
+    return el("div", {}, el("h3", { text: "requirement checklist" }), warn, el("ul", {}, ...rows));
   }
   function scorecard(r) {
     const c = r.card, s = c.session, u = c.usage;
