@@ -162,13 +162,22 @@ def goal(s: Signals, f: _Facts) -> Goal:
         return Goal(
             "partial", f"success claimed, but {why}", end + [ref for _, ref in doubts], "doubted"
         )
-    checked = [r for r in (fv.call_event, fv.result_event) if r]
-    return Goal(
-        "complete",
-        f"success claimed and checked after the last edit ({fv.kind})",
-        checked,
-        "checked",
-    )
+    return Goal("complete", *_checked_why(s), "checked")
+
+
+def _checked_why(s: Signals) -> tuple[str, list[int]]:
+    """How a believed success claim was checked, in words, with the events to cite."""
+    fv = s.final_verification
+    if fv.kind is not None:
+        refs = [r for r in (fv.call_event, fv.result_event) if r]
+        return f"success claimed and checked after the last edit ({fv.kind})", refs
+    last = max(s.checks_after_edit, key=lambda c: c.call_event, default=None)
+    if last is not None:  # e.g. only the output of a background command was read
+        return (
+            f"success claimed and checked after the last edit ({last.kind})",
+            [last.call_event, last.result_event],
+        )
+    return "success claimed; nothing was edited and nothing checked", [s.final_message_event or 0]
 
 
 def _test_goal(s: Signals, f: _Facts) -> Goal:

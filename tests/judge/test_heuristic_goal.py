@@ -149,3 +149,24 @@ def test_dev_split_figures():
     exact = sum(t == p for t, p in zip(truth, pred, strict=True))
     assert (round(resolved, 3), exact) == (0.833, 27)
     assert {"failed", "partial", "complete"} <= set(pred)
+
+
+def test_a_claim_checked_only_through_background_output_says_how_in_words():
+    b = Builder()
+    events = [b.ev(EventKind.PROMPT, "Serve `app.py` and tell me it runs")]
+    edit = b.call("Write", file_path="app.py", content="print('up')")
+    events += [edit, b.result(edit, "ok")]
+    start = b.call("Bash", command="python app.py", run_in_background=True)
+    events += [start, b.result(start, "Command running in background with ID: ab12")]
+    peek = b.call("BashOutput", bash_id="ab12")
+    events += [peek, b.result(peek, "<status>running</status>\nup")]
+    score, _ = goal([*events, b.ev(EventKind.ASSISTANT, "Done.")])
+    assert score.label == "complete"
+    assert score.rationale == "success claimed and checked after the last edit (run) [rule checked]"
+    assert [e.event for e in score.evidence] == [6, 7]  # the output read after the edit
+
+    b = Builder()  # nothing edited, nothing checked: still words, never a Python literal
+    score, _ = goal([b.ev(EventKind.PROMPT, "Say hi"), b.ev(EventKind.ASSISTANT, "Done: hi.")])
+    assert score.rationale == (
+        "success claimed; nothing was edited and nothing checked [rule checked]"
+    )
