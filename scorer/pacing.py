@@ -42,6 +42,8 @@ class MeteredRequest:
         max_tokens: What the API reserves of the output limit until the reply ends.
         listener: The limiter that admitted it (None: not paced).
         charge: What the limiter charged at admission, by limit (its bookkeeping).
+        admitted_at / responded_at: When it was let through, and when its response
+            headers arrived (the limiter's clock): `-remaining` is as of the latter.
     """
 
     model: str
@@ -51,6 +53,9 @@ class MeteredRequest:
     listener: Listener | None = None
     charge: dict[str, float] = field(default_factory=dict)
     admitted_at: float = 0.0
+    responded_at: float | None = None
+    probe: bool = False
+    """Let through alone, before the limits (or the tokens per character) were known."""
     done: bool = False
 
     def answered(self, headers: Mapping[str, str] | None, usage: Any = None) -> None:

@@ -141,6 +141,12 @@ class Settings(BaseSettings):
         validation_alias="SCORER_BATCH_POLL_SECONDS",
     )
     """Seconds between Message Batches polls."""
+    pacing: bool = Field(default=True, validation_alias="SCORER_PACING")
+    """Backfill paces judge calls at the account's rate limits from the API's headers
+    (false: only react to 429s)."""
+    rate_tier: int | None = Field(default=None, ge=1, le=4, validation_alias="SCORER_RATE_TIER")
+    """The API usage tier whose documented limits a backfill assumes before a run has
+    learned the account's own (`--dry-run` forecast: tier 2 when unset)."""
     terminal_bench: Path | None = Field(default=None, validation_alias="SCORER_TERMINAL_BENCH")
     """The terminal-bench sessions used by `score-calibrate` (default: ../shared/data)."""
     notebook_home: Path | None = Field(default=None, validation_alias="SCORER_NOTEBOOK_HOME")

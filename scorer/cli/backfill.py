@@ -112,6 +112,8 @@ def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> N
         )
         for basis in s.estimate_basis:
             err.print(f"  estimate basis: {basis}", markup=False, highlight=False)
+        for line in s.forecast.lines() if s.forecast else []:
+            err.print(line, markup=False, highlight=False)
     else:
         err.print(
             f"[bold]backfill {s.run_key}[/]: {s.scored} scored, "

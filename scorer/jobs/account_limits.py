@@ -9,7 +9,8 @@ stand (`anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaini
 
 `ModelLimits` keeps a copy of those buckets on our side, so a request goes out only when
 the account can take it:
-    unknown limits   one request at a time (the probe) until a response names them
+    unknown limits   one request at a time (the probe) until a response names them and
+                     a reply's usage tells how many tokens a character of prompt is
     admission        charge 1 request, the estimated input tokens and `max_tokens`
     answer           the charges become what the response used (`usage`); each bucket is
                      lowered to the `-remaining` the response reports (other clients of the
@@ -43,6 +44,8 @@ MINUTE = 60.0
 PRIOR_TOKENS_PER_CHAR = 0.4
 """Before any response: 2.5 characters a token (transcripts run ~3; over-estimating is cheap)."""
 RATIO_WINDOW = 32
+MARGIN = 0.05
+"""Added to the input estimate (twice this until a few replies have been seen)."""
 CACHE_MINUTES = 4.0
 """Treat the prompt cache as warm this many minutes after a response used it (it lives 5)."""
 
@@ -161,10 +164,12 @@ class ModelLimits:
         return int(bucket.capacity) if bucket else None
 
     def estimate_input(self, request: MeteredRequest, now: float) -> int:
-        """Input tokens the request will be charged (cache reads left out while warm)."""
+        """Input tokens the request will be charged (cache reads left out while warm), with
+        a margin: a little too many costs a moment's wait, too few a 429."""
         ratio = max(self.ratios, default=PRIOR_TOKENS_PER_CHAR)
+        margin = MARGIN if len(self.ratios) >= RATIO_WINDOW // 4 else 2 * MARGIN
         chars = request.chars - (request.cached_chars if now < self.cache_warm_until else 0)
-        return math.ceil(max(chars, 0) * ratio)
+        return math.ceil(max(chars, 0) * ratio * (1 + margin))
 
     def wait(self, request: MeteredRequest, now: float) -> float | None:
         """Seconds until `request` may go (0: now), or None: wait for the probe's answer.
@@ -174,7 +179,9 @@ class ModelLimits:
         """
         if self.unmetered:
             return 0.0
-        if not self.known:
+        if not (self.known and self.ratios):
+            if self.known:
+                self._need(request, now)  # too large even at the prior ratio: say so now
             return None if self.probing else 0.0
         need = self._need(request, now)
         waits = []
@@ -197,8 +204,9 @@ class ModelLimits:
         request.admitted_at = now
         if self.unmetered:
             return
+        if not (self.known and self.ratios):
+            self.probing = request.probe = True
         if not self.known:
-            self.probing = True
             return
         request.charge = self._need(request, now)
         for kind, amount in request.charge.items():
@@ -213,8 +221,8 @@ class ModelLimits:
         wall: float,
     ) -> None:
         """Settle a request's charges from its response (see the module doc)."""
-        if not request.charge:
-            self.probing = False
+        if request.probe:
+            self.probing = False  # the probe's answer: the next request may go
         used = _used(usage)
         if used is not None:
             self._learn_usage(request, usage, used, now)
@@ -228,8 +236,9 @@ class ModelLimits:
             if kind in self.buckets:
                 actual = used.get(kind, 0) if used is not None else 0
                 self.buckets[kind].level += amount - actual
+        at = request.responded_at if request.responded_at is not None else now
         for kind, reported in limits.items():
-            self._correct(kind, reported, now)
+            self._correct(kind, reported, now, min(at, now))
 
     def _learn_usage(
         self, request: MeteredRequest, usage: Any, used: dict[str, int], now: float
@@ -247,17 +256,20 @@ class ModelLimits:
             self.charged[kind] += amount
             self._recent.append((now, kind, amount))
 
-    def _correct(self, kind: str, reported: HeaderLimit, now: float) -> None:
+    def _correct(self, kind: str, reported: HeaderLimit, now: float, at: float) -> None:
+        """Trust the server's `-remaining` (as of `at`, refilled since) when it is lower."""
+        self._learn_period(reported)
         bucket = self.buckets.get(kind)
         if bucket is None:
             level = reported.limit if reported.remaining is None else reported.remaining
-            self.buckets[kind] = Bucket(reported.limit, level, now)
-        else:
-            bucket.refill(now, self.period)
-            bucket.capacity = reported.limit
-            if reported.remaining is not None:  # the server's word, when it is lower
-                bucket.level = min(bucket.level, reported.remaining)
-        self._learn_period(reported)
+            self.buckets[kind] = Bucket(reported.limit, level, at)
+            self.buckets[kind].refill(now, self.period)
+            return
+        bucket.refill(now, self.period)
+        bucket.capacity = reported.limit
+        if reported.remaining is not None:
+            since = (now - at) * reported.limit / self.period
+            bucket.level = min(bucket.level, reported.remaining + since)
 
     def _learn_period(self, reported: HeaderLimit) -> None:
         """The refill time of a whole bucket: `limit × reset_in ÷ (limit − remaining)`,
@@ -269,8 +281,7 @@ class ModelLimits:
         if deficit < 0.1 * reported.limit or reported.reset_in < 20 * resolution:
             return
         self._periods.append(reported.limit * reported.reset_in / deficit)
-        if len(self._periods) >= 3:
-            self.period = min(max(statistics.median(self._periods), 1.0), 2 * MINUTE)
+        self.period = min(max(statistics.median(self._periods), 1.0), 2 * MINUTE)
 
     def status(self, now: float) -> PacingStatus | None:
         """The most-used limit over the last minute (None before the limits are known)."""

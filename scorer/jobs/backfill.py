@@ -67,6 +67,7 @@ from typing import Any
 
 from scorer.errors import ConfigError, CredentialsError
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local
+from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, remember_limits
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
 from scorer.jobs.pipeline import estimate_one, process
 from scorer.jobs.prep_pool import PrepPool, pool_workers
@@ -117,7 +118,9 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
     # One global cap on judge requests in flight: chunk-notes map calls and final calls
     # of every session share the `--concurrency` slots (one permit per HTTP request).
-    judge_limit = RateLimiter(rate=rate, max_in_flight=max(1, opts.concurrency))
+    judge_limit = RateLimiter(
+        rate=rate, max_in_flight=max(1, opts.concurrency), pace=get_settings().pacing
+    )
     prep = _prep_pool(opts)  # no process yet: spawned only for a big transcript
     limiters = {"anthropic": judge_limit, "langfuse": RateLimiter(rate=rate)}
     lf = None
@@ -306,6 +309,7 @@ def _run(
         summary.selected = len(refs)
         _start_prep_pool(services, refs)
         ctx = Context(opts, services, ledger, Budget(opts.max_cost), model, rubric_version)
+        ctx.plan = chunk_plan(opts, services, model)
         if "anthropic" in services.limiters and not opts.batch_api:
             services.limiters["anthropic"].watch(ctx.stop)  # a stopped run sends no more calls
         if not opts.dry_run:
@@ -320,7 +324,10 @@ def _run(
             summary.estimated_cost_usd = summary.cost_usd
             summary.input_tokens = summary.output_tokens = 0
             summary.cost_usd = 0.0
+            if opts.judge == "llm":
+                summary.forecast = dry_run_forecast(opts, model, results, summary)
         else:
+            summary.rate_limits = remember_limits(services)
             if opts.should_push and services.sinks:
                 from scorer.jobs.verification import verify_sample
 
@@ -328,6 +335,8 @@ def _run(
             if opts.escalate_below is not None or opts.calibration_sample:
                 _escalate(ctx, results, summary)
         summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
+        if ctx.plan is not None and ctx.plan.used:
+            summary.notes.append(ctx.plan.used)
         return summary
     finally:
         ledger.close()

@@ -136,6 +136,15 @@ def _claude_counts(judge: AnthropicJudge, prepared: Prepared) -> int | None:
     return total + _final_extra(prepared)
 
 
+def judge_shape(model: str, effort: str | None = None) -> tuple[int, int]:
+    """(system prompt tokens, scoring call `max_tokens`) of the judge at `effort`: what a
+    warm prompt cache reads on every call, and what a call holds of the output limit."""
+    from scorer.settings import get_settings
+
+    judge = _estimator(model, effort or get_settings().effort)
+    return judge.counter.count(judge.system_text), judge.max_tokens("score")
+
+
 _ESTIMATORS: dict[tuple[str, str], AnthropicJudge] = {}
 _CACHES: dict[str, TokenCountCache] = {}
 _CLIENTS: dict[str, Any] = {}

@@ -10,6 +10,7 @@ card again, without judging it again.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TypedDict
 
 from scorer.errors import CredentialsError, RunStopped, ScorerError
@@ -27,6 +28,7 @@ from scorer.jobs.run_state import (
 from scorer.jobs.score import attach_session
 from scorer.models import JudgeUsage, Scorecard
 from scorer.prepare import Prepared, prepare
+from scorer.prepare.prepared import rebudget
 from scorer.sinks.base import Published, publish
 
 
@@ -197,11 +199,24 @@ def _not_started(
 
 def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
     """Load and prepare one session: a big local file in a prep worker process when the
-    run has them (`Services.prep`, local runs only), else in this thread."""
+    run has them (`Services.prep`, local runs only), else in this thread. Chunks are
+    planned under the account's input-token limit when it is known (`ctx.plan`)."""
+    budget, why = ctx.plan.budget() if ctx.plan is not None else (None, None)
     pool = ctx.services.prep
     if pool is not None and pool.ready and ref.origin and pool.wants(ref.origin):
-        return pool.prepare_file(ref.origin)
-    return prepare(ctx.services.load(ref))
+        prepared = pool.prepare_file(ref.origin)
+    elif ref.source == "langfuse":  # fetched without the gate: that part is network
+        session = ctx.services.load(ref)
+        with ctx.prep_gate:
+            prepared = prepare(session, budget=budget)
+    else:
+        with ctx.prep_gate:
+            prepared = prepare(ctx.services.load(ref), budget=budget)
+    if budget is None or why is None or ctx.plan is None:
+        return prepared
+    if prepared.budget == budget:  # prepared under it here: say so on the card
+        return replace(prepared, notes=(*prepared.notes, why))
+    return rebudget(prepared, budget, why, safety=ctx.plan.safety)
 
 
 def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
@@ -275,7 +290,7 @@ def write_card(ctx: Context, card: Scorecard, attempts: int) -> SessionResult:
 def estimate_one(ctx: Context, ref: SessionRef) -> SessionResult:
     """Dry run: fetch and prepare, estimate, spend nothing and write nothing."""
     try:
-        prepared = prepare(ctx.services.load(ref))
+        prepared = prepare_ref(ctx, ref)
     except Exception as exc:
         return SessionResult(
             session_id=ref.session_id, outcome="failed", reason=failure_reason(exc)
@@ -290,4 +305,5 @@ def estimate_one(ctx: Context, ref: SessionRef) -> SessionResult:
         input_tokens=est.input_tokens,
         output_tokens=est.output_tokens,
         cost_usd=est.cost_usd,
+        requests=est.requests,
     )

@@ -103,6 +103,8 @@ class RateLimiter:
         sleep: Sleep function (tests inject a fake one).
         max_in_flight: Most requests in flight at once (`0` or less: no cap).
         wall: Wall clock (the API's `-reset` headers are times of day).
+        pace: Pace metered Messages calls at the account's limits (False: only the
+            permits, the request rate and the 429 pauses apply).
     """
 
     rate: float = 0.0
@@ -111,6 +113,7 @@ class RateLimiter:
     sleep: Callable[[float], None] = time.sleep
     max_in_flight: int = 0
     wall: Callable[[], float] = time.time
+    pace: bool = True
     pauses: int = 0
     """How many times the limiter was paused by a 429/529 (reported in the summary)."""
     peak_in_flight: int = 0
@@ -155,7 +158,7 @@ class RateLimiter:
             OverRateLimit: The metered request can never fit the account's input bucket.
         """
         self._check_stop()
-        request = pacing.current()
+        request = pacing.current() if self.pace else None
         if request is not None and request.listener is not None:
             request = None  # already admitted: a second HTTP request of the same call
         with self._slots:
@@ -295,6 +298,9 @@ class LimitedTransport:
         with self.limiter.slot():
             self.limiter.acquire()
             response = self.inner.handle_request(request)
+        metered = pacing.current()
+        if metered is not None and metered.listener is self.limiter:
+            metered.responded_at = self.limiter.clock()  # `-remaining` is as of now
         if response.status_code in PAUSE_STATUSES:
             self.limiter.pause(retry_after_seconds(response.headers))
         return response

@@ -19,17 +19,23 @@ from pydantic import BaseModel, Field
 
 from scorer.errors import ScorerError
 from scorer.jobs.discovery import SessionRef
+from scorer.jobs.forecast import Forecast
 from scorer.jobs.ledger import DONE_STATES, Ledger
 from scorer.jobs.ratelimit import RateLimiter, StopSignal
 from scorer.models import Session
 
 if TYPE_CHECKING:
+    from scorer.jobs.account import ChunkPlan
     from scorer.jobs.prep_pool import PrepPool
     from scorer.judge.base import Judge
     from scorer.sinks.base import ScoreSink
     from scorer.sinks.store import ScoreStore
 
 log = logging.getLogger(__name__)
+
+PREP_THREADS = 2
+"""Threads preparing sessions at once (the rest of the look-ahead workers queue)."""
+
 SourceName = Literal["claude-code", "langfuse"]
 Outcome = Literal[
     "scored", "incomplete", "skipped", "unscored", "failed", "not_started", "estimated"
@@ -122,6 +128,8 @@ class SessionResult(BaseModel):
     cost_usd: float = 0.0
     overall: float | None = None
     recommendation: str | None = None
+    requests: int = 0
+    """Judge calls a dry run expects for the session (its estimate)."""
 
 
 class BackfillSummary(BaseModel):
@@ -159,6 +167,11 @@ class BackfillSummary(BaseModel):
     verify_error: str | None = None
     """Why the read-back itself failed (the pushes may still be fine)."""
     rate_limit_pauses: dict[str, int] = Field(default_factory=dict)
+    rate_limits: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """The account's limits the run learned from the API, by model (RPM, ITPM, OTPM, the
+    refill time and the median call latency), remembered for the next run's plan."""
+    forecast: Forecast | None = None
+    """A dry run's wall time and cost at the account's limits (`jobs.forecast`)."""
     failures: list[SessionResult] = Field(default_factory=list)
     """Failed, unscored and incomplete sessions with their reasons."""
     notes: list[str] = Field(default_factory=list)
@@ -264,6 +277,13 @@ class Context:
     model: str
     rubric_version: str
     stop: StopSignal = field(default_factory=StopSignal)
+    plan: ChunkPlan | None = None
+    """The chunk budget under the account's rate limit (None: the configured one)."""
+    prep_gate: threading.BoundedSemaphore = field(
+        default_factory=lambda: threading.BoundedSemaphore(PREP_THREADS)
+    )
+    """Held while a thread loads (local files) and prepares a session: pure Python under
+    the GIL, so many at once only finish all late, and the first judge call waits."""
 
     @property
     def judge_model(self) -> str | None:

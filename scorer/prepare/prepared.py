@@ -86,8 +86,11 @@ def rechunk(prepared: Prepared, exc: TooLong) -> Prepared:
         A new `Prepared` with smaller chunks and a note naming the new budget.
     """
     ratio = exc.limit / exc.tokens if exc.tokens else RECHUNK_SHRINK
-    floor = min(MIN_BUDGET, prepared.budget // 2)  # never grow; never shrink to nothing
-    budget = max(floor, int(prepared.budget * min(ratio, 1.0) * RECHUNK_SHRINK))
+    # Shrink from the largest chunk, not the budget: a session smaller than its budget
+    # (one chunk) would otherwise be cut to the same single chunk again.
+    base = min(prepared.budget, max((c.tokens for c in prepared.chunks), default=prepared.budget))
+    floor = min(MIN_BUDGET, base // 2)  # never grow; never shrink to nothing
+    budget = max(floor, int(base * min(ratio, 1.0) * RECHUNK_SHRINK))
     counter = TokenCounter(get_settings().token_safety_factor)
     chunks = chunk_events(
         prepared.header,
@@ -97,4 +100,24 @@ def rechunk(prepared: Prepared, exc: TooLong) -> Prepared:
         counter=counter,
     )
     note = f"re-chunked to a {budget:,}-token budget: {exc}"
+    return replace(prepared, budget=budget, chunks=tuple(chunks), notes=(*prepared.notes, note))
+
+
+def rebudget(prepared: Prepared, budget: int, note: str, *, safety: float) -> Prepared:
+    """The same session chunked under a smaller `budget` (an account's rate limit), with
+    `note` saying why; unchanged when its budget is already that small.
+
+    Args:
+        safety: The token-estimate multiplier the chunker counts with.
+    """
+    if prepared.budget <= budget:
+        return prepared
+    events = list(prepared.events)
+    chunks = chunk_events(
+        prepared.header,
+        events,
+        budget=budget,
+        overlap=prepared.overlap,
+        counter=TokenCounter(safety),
+    )
     return replace(prepared, budget=budget, chunks=tuple(chunks), notes=(*prepared.notes, note))

@@ -229,10 +229,10 @@ def fake_clock_limiters(monkeypatch) -> None:
         def sleep(self, seconds: float) -> None:
             self.t += seconds
 
-    def limiter(rate: float = 0.0, max_in_flight: int = 0) -> RateLimiter:
+    def limiter(rate: float = 0.0, max_in_flight: int = 0, pace: bool = True) -> RateLimiter:
         clock = Clock()
         return RateLimiter(
-            rate=rate, clock=clock.now, sleep=clock.sleep, max_in_flight=max_in_flight
+            rate=rate, clock=clock.now, sleep=clock.sleep, max_in_flight=max_in_flight, pace=pace
         )
 
     monkeypatch.setattr(backfill, "RateLimiter", limiter)
