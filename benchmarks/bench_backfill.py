@@ -22,9 +22,11 @@ ratio: how close the scheduling itself comes to the ideal once the process is up
 `--repeats R` each case runs R times and the median ratio is reported (the machine is
 shared; default 1).
 
-Goals (issue 13): ≤ 1.25× at K = 1, 4, 16 with 1 s latency (2-chunk sessions
-included); ≤ 1.5× at K = 16 with 0.2 s. `--quick` uses N = 16 and skips K = 1 at 1 s
-with 2-chunk sessions.
+Goals (issue 13): ≤ 1.25× at K = 1 and 4 with 1 s latency (2-chunk sessions included).
+At K = 16 the goals are restated after start-up (issue 28: the fixed start-up, mostly the
+Anthropic SDK import, is ~2 % of a run at real judge latencies): (wall − start-up) ÷ ideal
+≤ 1.1 with 1 s and with 0.2 s latency, and start-up ≤ 1.3 s, where start-up is the floor
+above. `--quick` uses N = 16 and skips K = 1 at 1 s with 2-chunk sessions.
 """
 
 from __future__ import annotations
@@ -94,11 +96,21 @@ def run_once(
     }
 
 
+RESTATED_K = 16
+"""The concurrency whose goals are stated after start-up (issue 28)."""
+AFTER_STARTUP_GOAL = 1.1
+STARTUP_GOAL = 1.3
+
+
 def cases(quick: bool) -> list[tuple[str, int, float, float]]:
-    """(session kind, K, latency, goal) in run order."""
-    out = [("1-chunk", k, 1.0, 1.25) for k in (1, 4, 16)]
-    out += [("1-chunk", k, 0.2, 1.5 if k == 16 else 0.0) for k in (1, 4, 16)]
-    out += [("2-chunk", k, 1.0, 1.25) for k in ((4, 16) if quick else (1, 4, 16))]
+    """(session kind, K, latency, goal on wall ÷ ideal; 0: none) in run order. At K = 16
+    the goal is on (wall − start-up) ÷ ideal instead (`AFTER_STARTUP_GOAL`)."""
+    out = [("1-chunk", k, 1.0, 1.25 if k < RESTATED_K else 0.0) for k in (1, 4, 16)]
+    out += [("1-chunk", k, 0.2, 0.0) for k in (1, 4, 16)]
+    out += [
+        ("2-chunk", k, 1.0, 1.25 if k < RESTATED_K else 0.0)
+        for k in ((4, 16) if quick else (1, 4, 16))
+    ]
     return out
 
 
@@ -118,6 +130,14 @@ def main() -> None:
         make_sessions(Path(tmp) / "single", data / ONE_CHUNK, 1)
         floor = run_once(srv, Path(tmp) / "single", 1, 0.0, None)["wall"]
         print(f"  floor: score-backfill of one session, instant judge {floor:.2f}s", flush=True)
+        lines.append(
+            row(
+                "start-up: one session, instant judge",
+                f"{floor:.2f} s",
+                f"≤ {STARTUP_GOAL:g} s",
+                verdict(floor, STARTUP_GOAL),
+            )
+        )
         for kind, k, latency, goal in cases(args.quick):
             budget = TWO_CHUNK_BUDGET if kind == "2-chunk" else None
             runs = [run_once(srv, roots[kind], k, latency, budget) for _ in range(args.repeats)]
@@ -132,13 +152,21 @@ def main() -> None:
                 flush=True,
             )
             label = f"backfill wall ÷ ideal, {kind}, K={k}, {latency:.1f}s"
-            goal_text = f"≤ {goal:g}×" if goal else "(no goal)"
+            restated = "(after start-up, below)" if k == RESTATED_K else "(no goal)"
+            goal_text = f"≤ {goal:g}×" if goal else restated
             ok = verdict(res["ratio"], goal) if goal else ""
             if res["max_in_flight"] > k:  # the ideal assumes K slots: not comparable
                 ok = "MISSED (more than K calls in flight)" if goal else ""
             lines.append(row(label, f"{res['ratio']:.2f}×", goal_text, ok))
             after = (res["wall"] - floor) / res["ideal"]
-            lines.append(row("  (wall − start-up floor) ÷ ideal", f"{after:.2f}×", "(info)"))
+            if k == RESTATED_K:
+                goal_after, ok_after = (
+                    f"≤ {AFTER_STARTUP_GOAL:g}×",
+                    verdict(after, AFTER_STARTUP_GOAL),
+                )
+            else:
+                goal_after, ok_after = "(info)", ""
+            lines.append(row("  (wall − start-up) ÷ ideal", f"{after:.2f}×", goal_after, ok_after))
             flight = f"max in-flight judge calls, {kind}, K={k}, {latency:.1f}s"
             most = max(r["max_in_flight"] for r in runs)
             lines.append(row(flight, str(most), f"≤ {k}", verdict(most, k)))

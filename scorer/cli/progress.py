@@ -8,13 +8,23 @@ is the CLI's implementation, passed as `progress=BackfillBar`. The spinner liste
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
+from scorer.jobs.account_limits import PacingStatus
 from scorer.jobs.run_state import SessionResult
 from scorer.stages import Stage, StageListener
 
@@ -55,18 +65,50 @@ def stage_spinner(console: Console, label: str, *, enabled: bool) -> Iterator[St
         status.stop()
 
 
-def cost_progress(*extra: TextColumn) -> Progress:
+def cost_progress(*extra: ProgressColumn, remaining: ProgressColumn | None = None) -> Progress:
     """A rich progress on stderr: description, bar, done/total, ETA, running cost (+ extra)."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeRemainingColumn(),
+        remaining or TimeRemainingColumn(),
         TextColumn("{task.fields[cost]}"),
         *extra,
         console=Console(stderr=True),
         transient=False,
     )
+
+
+class PacingColumn(ProgressColumn):
+    """The account limit pacing the run, `input tokens 92% of 450k/min`, polled from the
+    run's limiter at every refresh (empty until the first reply names the limits)."""
+
+    def __init__(self, status: Callable[[], PacingStatus | None]) -> None:
+        super().__init__()
+        self.status = status
+
+    def render(self, task: Task) -> Text:
+        found = self.status()
+        return Text(found.text() if found else "", style="cyan")
+
+
+class PacedRemaining(TimeRemainingColumn):
+    """The ETA: the sessions left at the pace of the binding limit when one binds (the
+    run's average charge per session), else rich's estimate from the sessions' rate."""
+
+    def __init__(self, status: Callable[[], PacingStatus | None]) -> None:
+        super().__init__()
+        self.status = status
+
+    def render(self, task: Task) -> Text:
+        found = self.status()
+        left = (task.total or 0) - task.completed
+        eta = found.eta(int(task.completed), int(left)) if found else None
+        if eta is None:
+            return super().render(task)
+        minutes, seconds = divmod(int(eta), 60)
+        hours, minutes = divmod(minutes, 60)
+        return Text(f"{hours}:{minutes:02d}:{seconds:02d}", style="progress.remaining")
 
 
 class CostBar:
@@ -102,9 +144,22 @@ class BackfillBar:
         self.cost = 0.0
         self.not_started = 0
         self._progress: Any = None
+        self._pacing: Callable[[], PacingStatus | None] | None = None
+
+    def pacing(self) -> PacingStatus | None:
+        """Where the account's limits stand (None: not paced, or nothing learned yet)."""
+        return self._pacing() if self._pacing is not None else None
+
+    def watch_pacing(self, status: Callable[[], PacingStatus | None]) -> None:
+        """Show the binding limit, and an ETA at its pace (`Tracker`)."""
+        self._pacing = status
 
     def __enter__(self) -> BackfillBar:
-        self._progress = cost_progress(TextColumn("[yellow]{task.fields[skipped]}"))
+        self._progress = cost_progress(
+            TextColumn("[yellow]{task.fields[skipped]}"),
+            PacingColumn(self.pacing),
+            remaining=PacedRemaining(self.pacing),
+        )
         self._progress.start()
         label = "estimating" if self.dry_run else "scoring"
         self._task = self._progress.add_task(label, total=self.total, cost="$0.0000", skipped="")

@@ -46,6 +46,8 @@ PRIOR_TOKENS_PER_CHAR = 0.4
 RATIO_WINDOW = 32
 MARGIN = 0.05
 """Added to the input estimate (twice this until a few replies have been seen)."""
+BINDS = 0.8
+"""A limit used this much over the last minute paces the run (the progress ETA follows it)."""
 CACHE_MINUTES = 4.0
 """Treat the prompt cache as warm this many minutes after a response used it (it lives 5)."""
 
@@ -124,10 +126,20 @@ class PacingStatus:
     limit: int
     charged: dict[str, int]
     """Tokens (and requests) charged so far, by kind."""
+    period: float = MINUTE
+    """Seconds the bucket takes to refill (a minute on the real API)."""
 
     def text(self) -> str:
         """`input tokens 92% of 450k/min`."""
         return f"{LABELS[self.binding]} {self.used:.0%} of {_short(self.limit)}/min"
+
+    def eta(self, done: int, left: int) -> float | None:
+        """Seconds until `left` more sessions are through the binding limit, at what the
+        `done` ones were charged on average (None: nothing to go on, or it does not bind)."""
+        charged = self.charged.get(self.binding, 0)
+        if done <= 0 or charged <= 0 or self.used < BINDS:
+            return None
+        return left * charged / done * self.period / self.limit
 
 
 def _short(n: int) -> str:
@@ -295,7 +307,8 @@ class ModelLimits:
         shares = {k: recent[k] / self.buckets[k].capacity for k in KINDS}
         binding = max(KINDS, key=shares.__getitem__)
         limit = int(self.buckets[binding].capacity)
-        return PacingStatus(binding, min(shares[binding], 1.0), limit, dict(self.charged))
+        used = min(shares[binding], 1.0)
+        return PacingStatus(binding, used, limit, dict(self.charged), self.period)
 
     def learned(self) -> dict[str, float] | None:
         """What to remember for the next run's plan and forecast (None: nothing learned)."""

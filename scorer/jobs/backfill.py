@@ -387,6 +387,9 @@ def _run_pool(
         make_tracker(len(refs), ctx.opts.dry_run) as bar,
         ThreadPoolExecutor(max_workers=pool_size(ctx.opts), thread_name_prefix="backfill") as pool,
     ):
+        limiter = ctx.services.limiters.get("anthropic")
+        if limiter is not None and ctx.opts.judge == "llm" and not ctx.opts.dry_run:
+            bar.watch_pacing(limiter.pacing_status)
         futures = [pool.submit(worker, ctx, ref) for ref in refs]
         try:
             for fut in futures:

@@ -26,6 +26,7 @@ from scorer.models import Session
 
 if TYPE_CHECKING:
     from scorer.jobs.account import ChunkPlan
+    from scorer.jobs.account_limits import PacingStatus
     from scorer.jobs.prep_pool import PrepPool
     from scorer.judge.base import Judge
     from scorer.sinks.base import ScoreSink
@@ -226,6 +227,9 @@ class Tracker(Protocol):
 
     def advance(self, result: SessionResult) -> None: ...
 
+    def watch_pacing(self, status: Callable[[], PacingStatus | None]) -> None:
+        """Show the account limit that paces the run (`status` is polled while drawing)."""
+
 
 class NoProgress:
     """The silent `Tracker` (library use, tests, `--json`)."""
@@ -235,6 +239,9 @@ class NoProgress:
 
     def advance(self, result: SessionResult) -> None:
         """Ignore the result."""
+
+    def watch_pacing(self, status: Callable[[], PacingStatus | None]) -> None:
+        """Ignore the pacing."""
 
     def __exit__(self, *exc: object) -> None:
         return None

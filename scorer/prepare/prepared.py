@@ -89,7 +89,7 @@ def rechunk(prepared: Prepared, exc: TooLong) -> Prepared:
     # Shrink from the largest chunk, not the budget: a session smaller than its budget
     # (one chunk) would otherwise be cut to the same single chunk again.
     base = min(prepared.budget, max((c.tokens for c in prepared.chunks), default=prepared.budget))
-    floor = min(MIN_BUDGET, base // 2)  # never grow; never shrink to nothing
+    floor = min(MIN_BUDGET, prepared.budget // 2)  # never grow; never shrink to nothing
     budget = max(floor, int(base * min(ratio, 1.0) * RECHUNK_SHRINK))
     counter = TokenCounter(get_settings().token_safety_factor)
     chunks = chunk_events(

@@ -129,6 +129,32 @@ def test_backfill_bar_counts_not_started_apart(capsys, monkeypatch):
     assert "10/24" in last and "14 not started (cost cap)" in last and "$0.1000" in last
 
 
+def test_backfill_bar_shows_the_binding_limit_and_an_eta_at_its_pace(capsys, monkeypatch):
+    from scorer.cli.progress import BackfillBar
+    from scorer.jobs.account_limits import PacingStatus
+
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    monkeypatch.setenv("COLUMNS", "160")
+    # 10 sessions charged 400k input tokens at 450k a minute: 30 more take 40k x 30 / 450k min
+    status = PacingStatus("input-tokens", 0.92, 450_000, {"input-tokens": 400_000})
+    with BackfillBar(40, dry_run=False) as bar:
+        bar.watch_pacing(lambda: status)
+        for i in range(10):
+            bar.advance(SessionResult(session_id=f"s{i}", outcome="scored", cost_usd=0.01))
+    last = capsys.readouterr().err
+    last = last[last.rindex("scoring") :]
+    assert "input tokens 92% of 450k/min" in last
+    assert "0:02:40" in last  # 30 x 40,000 / 450,000 minutes
+
+
+def test_the_eta_follows_rich_while_no_limit_binds():
+    from scorer.jobs.account_limits import PacingStatus
+
+    calm = PacingStatus("requests", 0.3, 50, {"requests": 10})
+    assert calm.eta(10, 30) is None
+    assert PacingStatus("requests", 0.9, 50, {"requests": 10}).eta(0, 30) is None
+
+
 def test_backfill_cost_cap_exits_5_and_says_how_many_were_not_started(tmp_path, monkeypatch):
     root = tmp_path / "projects"
     make_projects(root, 8)

@@ -207,7 +207,7 @@ def test_too_long_after_rechunks_is_a_final_unscored_verdict(tmp_path, judge_env
         monkeypatch.setenv("SCORER_CONTEXT_WINDOW", "1000")
         get_settings.cache_clear()
         first = run_backfill(opts(root))
-        assert (first.unscored, first.failed) == (1, 0)
+        assert (first.unscored, first.failed) == (1, 0), first.failures
         assert "re-chunk" in (first.failures[0].reason or "")
         again = run_backfill(opts(root))
         assert again.unscored == 1 and server.calls == 0
