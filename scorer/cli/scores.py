@@ -283,6 +283,7 @@ def _push_all(store: ScoreStore, cards: list[Scorecard], target: str) -> int:
 
     Missing or rejected credentials stop the loop: every other card would fail the same way.
     """
+    from scorer.jobs.ledger import record_push
     from scorer.sinks.base import publish
     from scorer.sinks.langfuse import LangfuseSink
 
@@ -295,6 +296,7 @@ def _push_all(store: ScoreStore, cards: list[Scorecard], target: str) -> int:
                 store.mark_pushed(*_identity(rest), error=one_line(done.fatal))
             raise done.fatal
         if done.ok:
+            record_push(store.path, *_identity(card))  # a backfill won't push it again
             out.print(f"pushed {_label(card)}", highlight=False)
         else:
             failed += 1

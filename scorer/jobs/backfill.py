@@ -307,6 +307,12 @@ def _run(
             opts.dry_run,
         )
         summary.selected = len(refs)
+        if not opts.dry_run:
+            reclaimed = ledger.reclaim()  # a killed run's sessions: their attempt back
+            if reclaimed:
+                summary.notes.append(
+                    f"{len(reclaimed)} session(s) a killed run was judging got their attempt back"
+                )
         _start_prep_pool(services, refs)
         ctx = Context(opts, services, ledger, Budget(opts.max_cost), model, rubric_version)
         ctx.plan = chunk_plan(opts, services, model)

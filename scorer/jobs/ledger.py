@@ -25,17 +25,22 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from scorer._sqlite import write_lock
+from scorer.jobs.leases import is_alive, my_token
 
 State = Literal[
     "discovered", "fetched", "judged", "stored", "written", "skipped", "failed", "unscored"
 ]
 DONE_STATES: frozenset[str] = frozenset({"written", "skipped"})
 """States a resumed run does not touch again."""
+_JUDGING: frozenset[str] = frozenset({"fetched", "judged"})
+"""States in which a session keeps the lease of the attempt being judged."""
+_INTERRUPTED = "interrupted: the run judging it stopped (its attempt was given back)"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS backfill_runs (
@@ -58,6 +63,7 @@ CREATE TABLE IF NOT EXISTS backfill_sessions (
     queued INTEGER NOT NULL DEFAULT 0,
     updated_at TEXT NOT NULL,
     traceback TEXT,
+    owner TEXT,
     PRIMARY KEY (run_key, session_id)
 );
 CREATE TABLE IF NOT EXISTS backfill_batches (
@@ -116,10 +122,12 @@ class Ledger:
     def _add_columns(self) -> None:
         """Columns newer than a ledger file written by an older version."""
         have = {row[1] for row in self._conn().execute("PRAGMA table_info(backfill_sessions)")}
-        if "traceback" not in have:
+        for column in ("traceback", "owner"):
+            if column in have:
+                continue
             try:
                 with self._tx() as db:
-                    db.execute("ALTER TABLE backfill_sessions ADD COLUMN traceback TEXT")
+                    db.execute(f"ALTER TABLE backfill_sessions ADD COLUMN {column} TEXT")
             except sqlite3.OperationalError as exc:  # another process added it first
                 if "duplicate column" not in str(exc):
                     raise
@@ -190,8 +198,11 @@ class Ledger:
         """Move a session to `state` (and set extra columns like `cost_usd`, `batch_id`).
 
         A failure's `traceback` is kept only with its failure: any other move clears it.
+        A move out of the judging states ends the attempt's lease (`owner`, see `reclaim`).
         """
         cols.setdefault("traceback", None)
+        if state not in _JUDGING:
+            cols["owner"] = None
         allowed = {
             "traceback",
             "batch_id",
@@ -201,6 +212,7 @@ class Ledger:
             "origin",
             "queued",
             "attempts",
+            "owner",
         }
         extra = {k: v for k, v in cols.items() if k in allowed}
         sets = ", ".join(
@@ -214,18 +226,47 @@ class Ledger:
             )
 
     def bump_attempts(self, session_id: str) -> int:
-        """Count one more attempt at a session; returns the new count."""
+        """Count one more attempt at a session, leased to this process until the session
+        leaves the judging states; returns the new count."""
+        owner = my_token(self.path)
         with self._tx() as db:
             db.execute(
-                "UPDATE backfill_sessions SET attempts = attempts + 1, updated_at = ? "
+                "UPDATE backfill_sessions SET attempts = attempts + 1, owner = ?, updated_at = ? "
                 "WHERE run_key = ? AND session_id = ?",
-                (_now(), self.key, session_id),
+                (owner, _now(), self.key, session_id),
             )
             row = db.execute(
                 "SELECT attempts FROM backfill_sessions WHERE run_key = ? AND session_id = ?",
                 (self.key, session_id),
             ).fetchone()
         return int(row[0]) if row else 0
+
+    def reclaim(self) -> list[str]:
+        """Give back the attempts of sessions a dead run of this key was judging.
+
+        A run killed mid-call (`kill -9`, OOM) never learnt the outcome, so the attempt it
+        counted is not a failure: it must not use up `--max-attempts`. Rows leased by a
+        process that is still running (another copy of the same command) are left alone.
+
+        Returns:
+            The sessions whose attempt was given back.
+        """
+        cur = self._conn().execute(
+            "SELECT session_id, owner, state FROM backfill_sessions "
+            "WHERE run_key = ? AND owner IS NOT NULL",
+            (self.key,),
+        )
+        rows = [dict(r) for r in cur]
+        alive = {o: is_alive(self.path, o) for o in {r["owner"] for r in rows}}
+        dead = [r for r in rows if not alive[r["owner"]]]
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE backfill_sessions SET attempts = MAX(attempts - 1, 0), owner = NULL, "
+                "reason = COALESCE(reason, ?), updated_at = ? "
+                "WHERE run_key = ? AND session_id = ? AND owner = ?",
+                [(_INTERRUPTED, _now(), self.key, r["session_id"], r["owner"]) for r in dead],
+            )
+        return [r["session_id"] for r in dead]
 
     def mark_queued(self, session_ids: Iterable[str]) -> None:
         """Remember that these sessions were put on the annotation queue."""
@@ -250,7 +291,8 @@ class Ledger:
         """Record a submitted batch and move its sessions to `fetched` in ONE transaction.
 
         A kill can then only land before (nothing recorded: the batch is submitted again,
-        the one documented duplicate window) or after (the rerun polls this batch).
+        the one documented duplicate window) or after (the rerun polls this batch). The
+        attempt now belongs to the batch, which outlives this process: no lease.
         """
         now = _now()
         with self._tx() as db:
@@ -260,7 +302,7 @@ class Ledger:
             )
             db.executemany(
                 "UPDATE backfill_sessions SET state = 'fetched', reason = ?, batch_id = ?, "
-                "updated_at = ? WHERE run_key = ? AND session_id = ?",
+                "owner = NULL, updated_at = ? WHERE run_key = ? AND session_id = ?",
                 [(f"in batch {batch_id}", batch_id, now, self.key, sid) for sid in session_ids],
             )
 
@@ -288,6 +330,32 @@ class Ledger:
         for conn in conns:
             conn.close()
         self._local = threading.local()
+
+
+def record_push(
+    path: Path, session_id: str, judge: str, model: str | None, rubric_version: str
+) -> int:
+    """A card pushed outside a backfill (`scorer scores push`): every run of this judge
+    identity that stored it and waits to push it moves to `written`, so its next start
+    does not push the same seven scores again.
+
+    Returns:
+        How many ledger rows moved (0 when the file has no ledger).
+    """
+    with write_lock(path), closing(sqlite3.connect(path, timeout=30)) as db, db:
+        if not db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'backfill_sessions'"
+        ).fetchone():
+            return 0
+        cur = db.execute(
+            "UPDATE backfill_sessions SET state = 'written', reason = ?, traceback = NULL, "
+            "updated_at = ? WHERE session_id = ? AND state = 'stored' AND run_key IN ("
+            "SELECT run_key FROM backfill_runs WHERE json_extract(params, '$.judge') = ? "
+            "AND json_extract(params, '$.model') IS ? "
+            "AND json_extract(params, '$.rubric_version') = ?)",
+            ("pushed by scorer scores push", _now(), session_id, judge, model, rubric_version),
+        )
+        return cur.rowcount
 
 
 class _Tx:

@@ -307,13 +307,30 @@ def ledger_gate(ctx: Context, row: dict[str, Any], sid: str) -> SessionResult | 
         )
     if state == "failed" and row.get("attempts", 0) >= ctx.opts.max_attempts:
         return SessionResult(
-            session_id=sid, outcome="failed", reason=row.get("reason"), attempts=row["attempts"]
+            session_id=sid,
+            outcome="failed",
+            reason=capped_reason(row, ctx.opts.max_attempts),
+            attempts=row["attempts"],
         )
     if state == "unscored":
         return unscored_before(row, sid)
     if ctx.stop.is_set() or ctx.budget.stopped:
         return SessionResult(session_id=sid, outcome="not_started", reason=_stop_reason(ctx))
     return None
+
+
+def capped_reason(row: dict[str, Any], max_attempts: int) -> str:
+    """Why a failed session is not tried again: the attempts cap, then its last failure.
+
+    Without the cap named first, a healthy rerun would only repeat an old outage's
+    message (a 529 from the run that used the attempts up) as if it had just happened.
+    """
+    attempts = row.get("attempts", 0)
+    return (
+        f"not tried again: {attempts} of --max-attempts {max_attempts} used "
+        f"(rerun with --max-attempts {attempts + 1} to try once more); "
+        f"last failure: {row.get('reason') or 'unknown'}"
+    )
 
 
 def unscored_before(row: dict[str, Any], session_id: str) -> SessionResult:
