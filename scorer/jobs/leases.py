@@ -51,9 +51,14 @@ def my_token(store: Path) -> str:
 
 def _take(folder: Path) -> tuple[str, IO[bytes]]:
     token = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-    folder.mkdir(parents=True, exist_ok=True)
     staging = folder / f".{token}.tmp"
-    handle = staging.open("wb")
+    while True:
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            handle = staging.open("wb")
+            break
+        except FileNotFoundError:  # the last other holder removed the folder meanwhile
+            continue
     if fcntl is not None:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     staging.rename(folder / token)
@@ -62,9 +67,13 @@ def _take(folder: Path) -> tuple[str, IO[bytes]]:
 
 
 def _release(path: Path, handle: IO[bytes]) -> None:
+    """Drop the lease at a normal exit; the folder goes too once nobody else holds one,
+    so a finished run leaves only the store beside the store."""
     with contextlib.suppress(OSError):
         path.unlink()
     handle.close()
+    with contextlib.suppress(OSError):  # not empty: another process's lease
+        path.parent.rmdir()
 
 
 def is_alive(store: Path, token: str) -> bool:
