@@ -147,6 +147,15 @@ class Settings(BaseSettings):
     rate_tier: int | None = Field(default=None, ge=1, le=4, validation_alias="SCORER_RATE_TIER")
     """The API usage tier whose documented limits a backfill assumes before a run has
     learned the account's own (`--dry-run` forecast: tier 2 when unset)."""
+    batch_adopt_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        le=86_400,
+        allow_inf_nan=False,
+        validation_alias="SCORER_BATCH_ADOPT_SECONDS",
+    )
+    """How long after a batch intent a resumed run looks for the batch it may have created
+    before submitting its requests again (see `jobs.batch_intents`)."""
     terminal_bench: Path | None = Field(default=None, validation_alias="SCORER_TERMINAL_BENCH")
     """The terminal-bench sessions used by `score-calibrate` (default: ../shared/data)."""
     notebook_home: Path | None = Field(default=None, validation_alias="SCORER_NOTEBOOK_HOME")

@@ -13,9 +13,9 @@ Resume. Right after `create` returns and before any waiting, ONE ledger transact
 records the batch id with its custom_ids and moves every session in it to `fetched` with
 its `batch_id` (`Ledger.add_batch`). A rerun of the same command finds those sessions,
 re-prepares them (local and deterministic) and polls the stored batches instead of
-submitting again; results stay downloadable for 29 days. The only window that can cost a
-duplicate submission (never a second set of scores) is a kill between `create` returning
-and that commit.
+submitting again; results stay downloadable for 29 days. A kill before that commit
+leaves the intent committed before `create`: the next start adopts the batch the server
+may have made instead of paying for it twice (`jobs.batch_intents`).
 
 Failure policy, per session:
     invalid structured output → one repair call sent directly (not batched, full price,
@@ -34,12 +34,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from scorer.errors import CredentialsError, JudgeError
+from scorer.jobs.batch_intents import Adopter, ambiguous, fingerprint
+from scorer.jobs.batch_pending import Pending
 from scorer.jobs.batch_requests import (
-    custom_id,
+    adopt_seconds,
     group_requests,
     missing_result,
     poll_seconds,
@@ -68,68 +69,12 @@ from scorer.jobs.run_state import (
 )
 from scorer.jobs.score import attach_session
 from scorer.judge.anthropic import AnthropicJudge, ContextWindowExceeded
-from scorer.judge.reply import Unscored, UsageTally
+from scorer.judge.reply import Unscored
 from scorer.judge.retry import call_with_retries, describe
 from scorer.judge.schema import ChunkNotes
 from scorer.judge.sdk import anthropic
-from scorer.models import Chunk, Scorecard
-from scorer.prepare import Prepared
+from scorer.models import Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, rechunk
-
-
-@dataclass
-class Pending:
-    """One session the batch flow carries from submission to its card."""
-
-    ref: SessionRef
-    prepared: Prepared
-    attempts: int
-    estimate: float = 0.0
-    notes: dict[int, ChunkNotes] = field(default_factory=dict)
-    batched: UsageTally = field(default_factory=UsageTally)
-    direct: UsageTally = field(default_factory=UsageTally)
-    batch_ids: list[str] = field(default_factory=list)
-    prompt_tokens: int = 0
-    in_flight: bool = False
-    """Submitted by an earlier run that was interrupted: its batches are polled, not redone."""
-    _needed: tuple[int, int, list[tuple[str, dict[str, Any]]]] | None = None
-
-    @property
-    def sid(self) -> str:
-        return self.ref.session_id
-
-    @property
-    def chunks(self) -> tuple[Chunk, ...]:
-        return self.prepared.chunks
-
-    @property
-    def multi(self) -> bool:
-        return len(self.chunks) > 1
-
-    def needed(self, judge: AnthropicJudge) -> list[tuple[str, dict[str, Any]]]:
-        """The requests whose results this session waits for next: `(custom_id, params)`."""
-        # Rendering prompts is not free and every poll round asks: memoize per step.
-        step = (id(self.chunks), len(self.notes))  # a re-chunk makes a new list
-        if self._needed is None or self._needed[:2] != step:
-            self._needed = (*step, self._build_needed(judge))
-        return self._needed[2]
-
-    def _build_needed(self, judge: AnthropicJudge) -> list[tuple[str, dict[str, Any]]]:
-        header = self.prepared.header
-        if not self.multi:
-            return [(custom_id(self.sid, "score"), judge.scoring_request(header, self.chunks[0]))]
-        if len(self.notes) == len(self.chunks):
-            return [(custom_id(self.sid, "final"), self.final_params(judge))]
-        params = judge.notes_requests(header, self.chunks)
-        return [
-            (custom_id(self.sid, "notes", i), p)
-            for i, p in enumerate(params)
-            if i not in self.notes
-        ]
-
-    def final_params(self, judge: AnthropicJudge) -> dict[str, Any]:
-        notes = [self.notes[i] for i in range(len(self.chunks))]
-        return judge.final_request(self.prepared.header, notes, self.chunks[-1])
 
 
 class BatchRun:
@@ -165,8 +110,14 @@ class BatchRun:
         """(batch_id, custom_id) → the batch's individual response."""
         self.fetched: set[str] = set()
         """Batches whose results are in `got`."""
+        self.adopter = Adopter(
+            self.client, ctx.ledger, wait=adopt_seconds(), poll=self.poll, sleep=self.sleep
+        )
+        self.unverified: dict[str, list[str]] = {}
+        """Batches adopted on their request count: batch id → the intent's custom ids."""
         for batch in ctx.ledger.batches():
-            self.submitted.update(dict.fromkeys(batch["custom_ids"], batch["batch_id"]))
+            if batch["status"] != "rejected":
+                self.submitted.update(dict.fromkeys(batch["custom_ids"], batch["batch_id"]))
 
     # --- the run -----------------------------------------------------------------
 
@@ -183,6 +134,9 @@ class BatchRun:
         self.submitted = {
             cid: bid for cid, bid in self.submitted.items() if cid.split("-")[1] not in fresh
         }
+        # A batch an earlier run may have created without recording it: module batch_intents.
+        self.submitted.update(self.adopter.resolve(self.ctx.ledger.intents("open"), self.pending))
+        self._load_unverified()
         while self.pending:
             self._submit_needed()
             if not self._collect():
@@ -272,10 +226,13 @@ class BatchRun:
     def _submit(self, group: list[tuple[str, str, dict[str, Any]]]) -> None:
         requests = [{"custom_id": cid, "params": params} for _, cid, params in group]
         sids = list(dict.fromkeys(sid for sid, _, _ in group))
+        cids = [cid for _, cid, _ in group]
+        phase = "final" if all(c.startswith("f-") for c in cids) else "first"
+        # Durable before the request leaves: a kill from here on is resolved by adoption.
+        intent = self.ctx.ledger.add_intent(phase, cids, sids, fingerprint(requests))
+        doubt: list[bool] = [False]
         try:
-            batch = call_with_retries(
-                lambda: self.client.messages.batches.create(requests=requests)
-            )
+            batch_id = call_with_retries(lambda: self._create(requests, intent, sids, doubt))
         except anthropic.APIError as e:
             error = self.judge.api_failure(e)
             if isinstance(error, CredentialsError):
@@ -286,11 +243,34 @@ class BatchRun:
                     self._fail(sid, e, self.pending[sid].attempts, f"batch create failed: {error}"),
                 )
             return
-        cids = [cid for _, cid, _ in group]
-        phase = "final" if all(c.startswith("f-") for c in cids) else "first"
-        # Batch row + session states in one transaction, before any waiting: module doc.
-        self.ctx.ledger.add_batch(batch.id, phase, cids, sids)
-        self.submitted.update(dict.fromkeys(cids, batch.id))
+        self.submitted.update(dict.fromkeys(cids, batch_id))
+
+    def _create(
+        self,
+        requests: list[dict[str, Any]],
+        intent: dict[str, Any],
+        sids: list[str],
+        doubt: list[bool],
+    ) -> str:
+        """One try at `create`; after a try that may have made the batch, look for it first."""
+        if doubt[0]:
+            found = self.adopter.resolve([intent], sids, abandon=False)
+            if found:
+                self._load_unverified()
+                return found[intent["custom_ids"][0]]
+        try:
+            batch = self.client.messages.batches.create(requests=requests)
+        except anthropic.APIError as e:
+            doubt[0] = ambiguous(e)
+            raise
+        # Batch row + intent closed + session states in one transaction, before any waiting.
+        cids, phase = intent["custom_ids"], intent["phase"]
+        self.ctx.ledger.add_batch(batch.id, phase, cids, sids, intent=intent["intent_id"])
+        return str(batch.id)
+
+    def _load_unverified(self) -> None:
+        for intent in self.ctx.ledger.intents("adopted"):
+            self.unverified[intent["batch_id"]] = intent["custom_ids"]
 
     # --- poll and collect -----------------------------------------------------------
 
@@ -308,7 +288,13 @@ class BatchRun:
         }
         ended = [bid for bid in sorted(waiting) if self._ended(bid)]
         for bid in ended:
-            for item in self._results(bid):
+            items = self._results(bid)
+            expected = self.unverified.pop(bid, None)
+            if expected is not None and not self.adopter.matches(bid, items, expected):
+                # Not the batch its intent made: those requests are submitted again.
+                self.submitted = {c: b for c, b in self.submitted.items() if b != bid}
+                continue
+            for item in items:
                 self.got[(bid, item.custom_id)] = item
             self.fetched.add(bid)
             self.ctx.ledger.set_batch_status(bid, "ended")

@@ -24,6 +24,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterable
 from contextlib import closing
 from datetime import UTC, datetime
@@ -74,6 +75,18 @@ CREATE TABLE IF NOT EXISTS backfill_batches (
     custom_ids TEXT NOT NULL,
     created_at TEXT NOT NULL,
     PRIMARY KEY (run_key, batch_id)
+);
+CREATE TABLE IF NOT EXISTS backfill_batch_intents (
+    run_key TEXT NOT NULL,
+    intent_id TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    custom_ids TEXT NOT NULL,
+    session_ids TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    state TEXT NOT NULL,
+    batch_id TEXT,
+    PRIMARY KEY (run_key, intent_id)
 );
 """
 
@@ -285,14 +298,102 @@ class Ledger:
 
     # --- Message Batches -------------------------------------------------------------
 
-    def add_batch(
-        self, batch_id: str, phase: str, custom_ids: list[str], session_ids: Iterable[str] = ()
-    ) -> None:
-        """Record a submitted batch and move its sessions to `fetched` in ONE transaction.
+    def add_intent(
+        self, phase: str, custom_ids: list[str], session_ids: list[str], fingerprint: str
+    ) -> dict[str, Any]:
+        """Record, before `create`, the batch about to be submitted (`jobs.batch_intents`).
 
-        A kill can then only land before (nothing recorded: the batch is submitted again,
-        the one documented duplicate window) or after (the rerun polls this batch). The
-        attempt now belongs to the batch, which outlives this process: no lease.
+        Returns:
+            The intent row (`intent_id`, `created_at`, …) as `open_intents` gives it.
+        """
+        row = {
+            "intent_id": uuid.uuid4().hex,
+            "phase": phase,
+            "custom_ids": list(custom_ids),
+            "session_ids": list(session_ids),
+            "fingerprint": fingerprint,
+            "created_at": _now(),
+            "state": "open",
+            "batch_id": None,
+        }
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO backfill_batch_intents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.key,
+                    row["intent_id"],
+                    phase,
+                    json.dumps(row["custom_ids"]),
+                    json.dumps(row["session_ids"]),
+                    fingerprint,
+                    row["created_at"],
+                    "open",
+                    None,
+                ),
+            )
+        return row
+
+    def intents(self, state: str) -> list[dict[str, Any]]:
+        """This run's batch intents in `state` (open, adopted, …), oldest first."""
+        cur = self._conn().execute(
+            "SELECT * FROM backfill_batch_intents WHERE run_key = ? AND state = ? "
+            "ORDER BY created_at",
+            (self.key, state),
+        )
+        return [
+            {
+                **dict(r),
+                "custom_ids": json.loads(r["custom_ids"]),
+                "session_ids": json.loads(r["session_ids"]),
+            }
+            for r in cur
+        ]
+
+    def set_intent(self, intent_id: str, state: str, batch_id: str | None = None) -> None:
+        """Close an intent: `abandoned` (nothing found: resubmitted), `verified`, ..."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE backfill_batch_intents SET state = ?, batch_id = COALESCE(?, batch_id) "
+                "WHERE run_key = ? AND intent_id = ?",
+                (state, batch_id, self.key, intent_id),
+            )
+
+    def reject_adoption(self, batch_id: str) -> None:
+        """An adopted batch's results were not the intent's requests: not ours after all."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE backfill_batch_intents SET state = 'rejected' "
+                "WHERE run_key = ? AND batch_id = ? AND state = 'adopted'",
+                (self.key, batch_id),
+            )
+            db.execute(
+                "UPDATE backfill_batches SET status = 'rejected' WHERE run_key = ? AND batch_id = ?",
+                (self.key, batch_id),
+            )
+
+    def known_batch_ids(self) -> set[str]:
+        """Every batch id any run in this file recorded (none of them is an orphan)."""
+        cur = self._conn().execute("SELECT batch_id FROM backfill_batches")
+        return {row[0] for row in cur}
+
+    def add_batch(
+        self,
+        batch_id: str,
+        phase: str,
+        custom_ids: list[str],
+        session_ids: Iterable[str] = (),
+        *,
+        intent: str | None = None,
+        how: str = "submitted",
+    ) -> None:
+        """Record a submitted (or adopted) batch, close its intent and move its sessions to
+        `fetched` in ONE transaction.
+
+        A kill before it leaves the intent open: the next start adopts the batch or, when
+        the server never made one, submits again (`jobs.batch_intents`); after it, the
+        rerun polls this batch. The attempt now belongs to the batch, which outlives this
+        process: no lease. `how` is `submitted`, or `adopted` for a batch found by its
+        request count and not yet checked against its custom ids.
         """
         now = _now()
         with self._tx() as db:
@@ -300,6 +401,12 @@ class Ledger:
                 "INSERT OR REPLACE INTO backfill_batches VALUES (?, ?, ?, ?, ?, ?)",
                 (self.key, batch_id, phase, "in_progress", json.dumps(custom_ids), now),
             )
+            if intent is not None:
+                db.execute(
+                    "UPDATE backfill_batch_intents SET state = ?, batch_id = ? "
+                    "WHERE run_key = ? AND intent_id = ?",
+                    (how, batch_id, self.key, intent),
+                )
             db.executemany(
                 "UPDATE backfill_sessions SET state = 'fetched', reason = ?, batch_id = ?, "
                 "owner = NULL, updated_at = ? WHERE run_key = ? AND session_id = ?",

@@ -42,8 +42,10 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import anthropic
 import httpx2
@@ -465,6 +467,13 @@ class FakeJudgeServer:
         faults: Statuses to answer before succeeding, consumed in order across calls
             (e.g. `[429, 529, 500]`); 429/529 carry `retry-after: 0`.
         batch_polls: How many `retrieve` calls a batch stays `in_progress`.
+
+    Message Batches like the real API: `created_at` is the server's clock, the list is
+    newest first with `limit` (default 20) and `after_id` / `before_id` pages. Two hooks
+    stand in for what a client cannot see: `on_create(batch_id)` runs once the batch
+    exists and before the reply is sent (a test kills the client there), and
+    `create_faults` are statuses answered *after* creating the batch (a 500 whose batch
+    was made anyway).
         limits: Meter `/v1/messages` like the real API (`tests.fakes.ratelimits`): the
             rate-limit headers on every response, 429 + `retry-after` when over a limit,
             and the system prompt cached (read at no ITPM charge) for five minutes.
@@ -496,6 +505,8 @@ class FakeJudgeServer:
         self.batches: dict[str, dict] = {}
         self.batch_creates = 0
         self.batch_polls = batch_polls
+        self.on_create: Callable[[str], None] | None = None
+        self.create_faults: list[int] = []
         self._lock = threading.Lock()
         self._server = Loopback(self.handle)
         self.url = self._server.url
@@ -594,12 +605,57 @@ class FakeJudgeServer:
         with self._lock:
             self.batch_creates += 1
             bid = f"msgbatch_{len(self.batches) + 1:04d}"
-            self.batches[bid] = {"requests": body["requests"], "polls": 0}
+            now = datetime.now(UTC)
+            self.batches[bid] = {"requests": body["requests"], "polls": 0, "created_at": now}
+            fault = self.create_faults.pop(0) if self.create_faults else None
+        if self.on_create is not None:
+            self.on_create(bid)
+        if fault:
+            return fault, json.loads(error_response(fault).content), {}
         return 200, self._batch_json(bid, "in_progress"), {}
+
+    def add_batch(self, custom_ids: list[str], *, ended: bool, ago: float = 0.0) -> str:
+        """A batch someone else made (a decoy), `ago` seconds before now."""
+        with self._lock:
+            bid = f"msgbatch_{len(self.batches) + 1:04d}"
+            when = datetime.now(UTC) - timedelta(seconds=ago)
+            requests = [
+                {"custom_id": c, "params": {"model": "x", "max_tokens": 1, "messages": []}}
+                for c in custom_ids
+            ]
+            polls = self.batch_polls + 1 if ended else -(10**9)
+            self.batches[bid] = {"requests": requests, "polls": polls, "created_at": when}
+        return bid
+
+    def _status(self, bid: str) -> str:
+        return "ended" if self.batches[bid]["polls"] > self.batch_polls else "in_progress"
+
+    def _list_batches(self, query: str) -> dict:
+        """`GET /v1/messages/batches`: newest first, `limit`, `after_id` / `before_id`."""
+        args = {k: v[0] for k, v in parse_qs(query).items()}
+        limit = int(args.get("limit", 20))
+        if not 1 <= limit <= 1000:
+            raise ValueError(f"limit {limit} out of range")
+        with self._lock:
+            ids = sorted(self.batches, key=lambda b: self.batches[b]["created_at"], reverse=True)
+            if "after_id" in args:
+                ids = ids[ids.index(args["after_id"]) + 1 :]
+            elif "before_id" in args:
+                ids = ids[: ids.index(args["before_id"])][-limit:]
+            page = ids[:limit]
+            data = [self._batch_json(b, self._status(b)) for b in page]
+        more = len(ids) > limit
+        return {
+            "data": data,
+            "has_more": more,
+            "first_id": page[0] if page else None,
+            "last_id": page[-1] if page else None,
+        }
 
     def _batch_json(self, bid: str, status: str) -> dict:
         n = len(self.batches[bid]["requests"])
         done = status == "ended"
+        created = self.batches[bid].get("created_at") or datetime(2026, 11, 22, tzinfo=UTC)
         return {
             "id": bid,
             "type": "message_batch",
@@ -611,16 +667,19 @@ class FakeJudgeServer:
                 "canceled": 0,
                 "expired": 0,
             },
-            "created_at": "2026-11-22T00:00:00Z",
-            "expires_at": "2026-11-23T00:00:00Z",
-            "ended_at": "2026-11-22T00:10:00Z" if done else None,
+            "created_at": created.isoformat().replace("+00:00", "Z"),
+            "expires_at": (created + timedelta(days=1)).isoformat().replace("+00:00", "Z"),
+            "ended_at": created.isoformat().replace("+00:00", "Z") if done else None,
             "archived_at": None,
             "cancel_initiated_at": None,
             "results_url": f"{self.url}/v1/messages/batches/{bid}/results" if done else None,
         }
 
     def handle_get(self, path: str) -> tuple[int, Any, dict]:
-        parts = path.split("?")[0].rstrip("/").split("/")
+        split = urlsplit(path)
+        parts = split.path.rstrip("/").split("/")
+        if parts[-1] == "batches":
+            return 200, self._list_batches(split.query), {}
         if parts[-1] == "results":
             bid = parts[-2]
             lines = [

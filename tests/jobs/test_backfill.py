@@ -21,16 +21,6 @@ def projects(tmp_path):
     return root, make_projects(root, 20)
 
 
-@pytest.fixture
-def judge_env(monkeypatch):
-    def use(server: FakeJudgeServer) -> None:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        get_settings.cache_clear()
-
-    return use
-
-
 def opts(root, **kw) -> BackfillOptions:
     return BackfillOptions(source="claude-code", projects_root=root, judge="llm", **kw)
 

@@ -33,16 +33,6 @@ from tests.langfuse.fake_server import HOST, PUBLIC_KEY, SECRET_KEY, FakeLangfus
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def judge_env(monkeypatch):
-    def use(server: FakeJudgeServer) -> None:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        get_settings.cache_clear()
-
-    return use
-
-
 # --- scores push marks the ledger ------------------------------------------------------
 
 
