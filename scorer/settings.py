@@ -238,6 +238,11 @@ class Settings(BaseSettings):
         return self.home / STORE_FILE
 
     @property
+    def token_counts_path(self) -> Path:
+        """Claude's `count_tokens` answers, cached per request content."""
+        return self.home / "token-counts.sqlite3"
+
+    @property
     def home_is_default(self) -> bool:
         """`SCORER_HOME` is not set: the platform's user data dir is used."""
         return "home" not in self.model_fields_set

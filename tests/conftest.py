@@ -61,6 +61,7 @@ def clean_env(monkeypatch, tmp_path, cache_dir):
     """No real keys, state under a tmp dir, fresh settings (and Langfuse server
     capabilities: every fake is a new server) for every test."""
     from scorer import langfuse_caps
+    from scorer.prepare import tokens
     from scorer.sinks.langfuse import configs
 
     langfuse_caps.reset()
@@ -70,6 +71,7 @@ def clean_env(monkeypatch, tmp_path, cache_dir):
     home = tmp_path / "scorer-home"
     monkeypatch.setenv("SCORER_HOME", str(home))
     monkeypatch.setenv("SCORER_CACHE_DIR", str(cache_dir))
+    monkeypatch.setattr(tokens, "_cache_dir", cache_dir)  # what `run_settings()` does
     # Backfills prepare in their threads unless a test asks for worker processes
     # (tests/jobs/test_prep_pool.py): spawning one costs about a second.
     monkeypatch.setenv("SCORER_PREP_PROCESSES", "0")

@@ -41,8 +41,8 @@ def test_auth_token_is_accepted_by_every_judge_path(tmp_path):
 
     write_env(tmp_path, ANTHROPIC_AUTH_TOKEN="tok")
     assert choose_judge("auto") == "llm"
-    assert make_client().auth_token == "tok"
-    assert _anthropic_client(RateLimiter()).auth_token == "tok"
+    assert make_client(get_settings()).auth_token == "tok"
+    assert _anthropic_client(get_settings(), RateLimiter()).auth_token == "tok"
 
 
 def test_scorer_debug_in_dotenv_shows_the_traceback(tmp_path):

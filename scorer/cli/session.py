@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from contextlib import ExitStack
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -39,6 +40,7 @@ from scorer.settings import MAX_BUDGET, MAX_OVERLAP, MIN_BUDGET
 if TYPE_CHECKING:  # imported where used, so `--help` starts fast
     from scorer.models import Scorecard, Session
     from scorer.prepare import Prepared
+    from scorer.sinks.base import Published, ScoreSink
     from scorer.sources.base import SessionSource
 
 
@@ -69,13 +71,15 @@ def _show_plan(
     estimate: dict | None = None,
 ) -> None:
     """`--render` (the timeline) or `--dry-run` (summary, signals, chunk plan, estimate)."""
-    from scorer.prepare import prepare
+    from scorer.jobs.setup import run_settings
+    from scorer.prepare import PrepOptions
 
+    settings = run_settings()
     session = src.load()
     _warn_input(session)
     if task and not session.task:
         session.task = task
-    prepared = prepare(session, budget=budget, overlap=overlap)
+    prepared = PrepOptions.from_settings(settings, budget=budget, overlap=overlap).run(session)
     if render:
         from scorer.prepare.render import render_timeline
 
@@ -102,22 +106,29 @@ def _show_plan(
 
 
 def _estimate(prepared: Prepared, *, model: str | None, effort: str | None) -> dict:
-    """What the LLM judge would spend on this session, and how that was estimated."""
+    """What the LLM judge would spend on this session, and how that was estimated
+    (Claude's `count_tokens` when a key is set: the judge then has a client)."""
     from dataclasses import asdict
 
     from scorer.jobs.estimate import estimate_prepared
-    from scorer.settings import get_settings
+    from scorer.jobs.setup import run_settings
+    from scorer.judge.anthropic import AnthropicJudge
+    from scorer.judge.client import make_client
+    from scorer.judge.config import JudgeConfig
+    from scorer.judge.token_counts import TokenCountCache
 
-    settings = get_settings()
-    model = model or settings.model
-    est = estimate_prepared(prepared, model=model, effort=effort)
-    return {"model": model, "effort": effort or settings.effort, **asdict(est)}
+    settings = run_settings()
+    config = JudgeConfig.from_settings(settings, model=model, effort=effort)
+    client = make_client(settings) if settings.anthropic_configured else None
+    judge = AnthropicJudge(client, config, verify_tokens=False)
+    est = estimate_prepared(prepared, judge, counts=TokenCountCache(settings.token_counts_path))
+    return {"model": config.model, "effort": config.effort, **asdict(est)}
 
 
 def _key_configured() -> bool:
-    from scorer.settings import get_settings
+    from scorer.jobs.setup import run_settings
 
-    return get_settings().anthropic_configured
+    return run_settings().anthropic_configured
 
 
 def _warn_input(session: Session) -> None:
@@ -281,19 +292,22 @@ def score_session_command(
     from scorer.cli.views import scorecard_view
     from scorer.jobs.score import score_session
 
-    with stage_spinner(err, f"scoring {shown}", enabled=not (as_json or is_quiet())) as on_stage:
-        prepared, card = score_session(
-            src,
-            judge=judge.value,
-            model=model,
-            task=task,
-            budget=budget,
-            overlap=overlap,
-            store=store,
-            effort=effort_value(effort),
-            fallback_model=fallback_model,
-            on_stage=on_stage,
-        )
+    spinner = stage_spinner(err, f"scoring {shown}", enabled=not (as_json or is_quiet()))
+    with ExitStack() as opened:  # the store is closed (its WAL folded back) on the way out
+        sinks = _sinks(opened, store=store, push=push, target=target, src=src)
+        with spinner as on_stage:
+            prepared, card, published = score_session(
+                src,
+                judge=judge.value,
+                model=model,
+                task=task,
+                budget=budget,
+                overlap=overlap,
+                sinks=sinks,
+                effort=effort_value(effort),
+                fallback_model=fallback_model,
+                on_stage=on_stage,
+            )
     session = prepared.session
     _warn_input(session)
     if session.extra.get("from_cache"):
@@ -308,9 +322,7 @@ def score_session_command(
         print_json(scorecard_payload(card))
     else:
         out.print(scorecard_view(card))
-    should_push = push if push is not None else session.source.value == "langfuse"
-    if should_push and card.status == "scored":
-        _push(card, target)
+    _report_push(published)
     if card.status != "scored":
         raise fail(f"session not scored: {card.unscored_reason}", EXIT_UNSCORED)
     if escalate_below is not None and (card.overall or 0.0) < escalate_below:
@@ -321,24 +333,38 @@ def score_session_command(
         raise typer.Exit(EXIT_ESCALATE)
 
 
-def _push(card: Scorecard, target: PushTarget) -> None:
-    """Publish to Langfuse (`sinks.base.publish`); on failure exit 1, the card kept locally.
+def _sinks(
+    opened: ExitStack, *, store: bool, push: bool | None, target: PushTarget, src: SessionSource
+) -> list[ScoreSink]:
+    """Where the card goes: the local store (unless `--no-store`), then Langfuse with
+    `--push` (by default when the session is read from Langfuse). One `publish` writes
+    them all; a card whose push fails is kept in the store even with `--no-store`, so
+    `scorer scores push` can send it later."""
+    sinks: list[ScoreSink] = []
+    if store:
+        from scorer.sinks.store import ScoreStore
 
-    The scorecard is printed before this runs, and with `--no-store` it is saved anyway
-    when the push fails, so `scorer scores push` can send it later.
-    """
-    from scorer.sinks.base import publish
-    from scorer.sinks.langfuse import LangfuseSink
+        sinks.append(opened.enter_context(ScoreStore(open_now=False)))  # opened to write
+    from scorer.models import SourceKind
 
-    kind: Literal["session", "trace"] = "trace" if target == PushTarget.trace else "session"
-    done = publish(card, [LangfuseSink(target=kind)])
-    if not done.ok:
+    if push if push is not None else src.kind == SourceKind.LANGFUSE:
+        from scorer.sinks.langfuse import LangfuseSink
+
+        kind: Literal["session", "trace"] = "trace" if target == PushTarget.trace else "session"
+        sinks.append(LangfuseSink(target=kind))
+    return sinks
+
+
+def _report_push(published: Published) -> None:
+    """On a failed push, exit 1 (the card is printed and kept locally); else its URLs."""
+    if "langfuse" in published.errors:
         raise fail(
-            f"Langfuse push failed ({done.problem()}); the scorecard is kept in the local "
-            "store: run `scorer scores push` later"
+            f"Langfuse push failed ({published.problem()}); the scorecard is kept in the "
+            "local store: run `scorer scores push` later"
         )
-    for url in done.locations:
-        err.print(f"Langfuse: {url}")
+    for url in published.locations:
+        if url.startswith("http"):
+            err.print(f"Langfuse: {url}")
 
 
 def main() -> None:

@@ -61,9 +61,10 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scorer.errors import ConfigError, CredentialsError
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local
@@ -71,7 +72,7 @@ from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, remember_limit
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
 from scorer.jobs.pipeline import estimate_one, process
 from scorer.jobs.prep_pool import PrepPool, pool_workers
-from scorer.jobs.ratelimit import RateLimiter
+from scorer.jobs.ratelimit import RateLimiter, StopSignal
 from scorer.jobs.run_state import (
     BackfillOptions,
     BackfillSummary,
@@ -83,9 +84,17 @@ from scorer.jobs.run_state import (
     Tracker,
 )
 from scorer.jobs.selection import select
-from scorer.judge.base import Judge, LazyJudge, make_judge
+from scorer.jobs.setup import run_settings
+from scorer.judge.base import LazyJudge, make_judge
+from scorer.judge.config import JudgeConfig
 from scorer.models import Session
-from scorer.sinks.base import ScoreSink
+from scorer.prepare.prepared import PrepOptions
+from scorer.settings import Settings
+
+if TYPE_CHECKING:
+    from scorer.judge.anthropic import AnthropicJudge
+    from scorer.judge.sdk import anthropic
+    from scorer.langfuse_client import LangfuseClient
 
 MAX_LOOKAHEAD = 16
 """The LLM path runs `min(concurrency, MAX_LOOKAHEAD)` extra look-ahead workers (each holds
@@ -110,18 +119,16 @@ HINT = "or use --judge heuristic"
 """Ends the missing-key message of a backfill."""
 
 
-def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) -> Services:
-    """The real services from the environment, each API behind its shared limiter."""
+def default_services(opts: BackfillOptions, settings: Settings, *, rate: float = 0.0) -> Services:
+    """The real services from the settings, each API behind its shared limiter."""
     from scorer.jobs.ratelimit import limited_httpx_client
-    from scorer.settings import get_settings
     from scorer.sinks.store import ScoreStore
 
     # One global cap on judge requests in flight: chunk-notes map calls and final calls
     # of every session share the `--concurrency` slots (one permit per HTTP request).
     judge_limit = RateLimiter(
-        rate=rate, max_in_flight=max(1, opts.concurrency), pace=get_settings().pacing
+        rate=rate, max_in_flight=max(1, opts.concurrency), pace=settings.pacing
     )
-    prep = _prep_pool(opts)  # no process yet: spawned only for a big transcript
     limiters = {"anthropic": judge_limit, "langfuse": RateLimiter(rate=rate)}
     lf = None
     if (
@@ -132,10 +139,8 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
     ):
         from scorer.langfuse_client import make_client
 
-        lf = make_client(httpx_client=limited_httpx_client(limiters["langfuse"], timeout=30))
-    client = None
-    if opts.judge == "llm" and not opts.dry_run and opts.batch_api:
-        client = _anthropic_client(limiters["anthropic"])
+        limited = limited_httpx_client(limiters["langfuse"], timeout=30)
+        lf = make_client(settings, httpx_client=limited)
 
     def load(ref: SessionRef) -> Session:
         if ref.source == "langfuse":
@@ -146,26 +151,56 @@ def default_services(opts: BackfillOptions, *, model: str, rate: float = 0.0) ->
 
         return ClaudeCodeSource(Path(ref.origin or "")).load()
 
-    direct = opts.judge == "llm" and not opts.dry_run and not opts.batch_api
-
-    def build_judge() -> Judge:
-        return make_judge(
-            opts.judge, model=model, effort=opts.effort, fallback_model=opts.fallback_model,
-            client=_anthropic_client(limiters["anthropic"]) if direct else client,
-        )  # fmt: skip
-
-    judge: Judge
-    if direct:  # built (SDK import and all) only when a session is judged
-        get_settings().require_anthropic(HINT)  # a missing key still fails before discovery
-        judge = LazyJudge("llm", build_judge)
-    else:
-        judge = build_judge()
-    sinks: list[ScoreSink] = []
+    chunking = PrepOptions.from_settings(settings)
+    services = Services(load, make_judge("heuristic"), ScoreStore(settings.store_path), [], lf)
+    services.limiters, services.chunking = limiters, chunking
+    services.batch_poll = settings.batch_poll_seconds
+    services.prep = _prep_pool(opts, settings, chunking)  # spawned only for a big transcript
+    if opts.judge == "llm" or opts.dry_run:
+        _llm_services(services, opts, settings, judge_limit)
     if opts.should_push:  # the Langfuse SDK costs 0.25 s to import: only when used
         from scorer.sinks.langfuse import LangfuseSink
 
-        sinks.append(LangfuseSink(api=lf))
-    return Services(load, judge, ScoreStore(), sinks, lf, client, limiters, prep)
+        services.sinks.append(LangfuseSink(api=lf))
+    return services
+
+
+def _llm_services(
+    services: Services, opts: BackfillOptions, settings: Settings, limiter: RateLimiter
+) -> None:
+    """The LLM judge (lazy on the direct path), its estimator and, with `--batch-api`, its
+    batch seam, all from one `JudgeConfig`: `--effort` and `--fallback-model` reach every
+    request, batched or not."""
+    from scorer.jobs.estimate import Estimator
+    from scorer.judge.token_counts import TokenCountCache
+
+    config = JudgeConfig.from_settings(
+        settings, model=opts.model, effort=opts.effort, fallback_model=opts.fallback_model
+    )
+    counts = TokenCountCache(settings.token_counts_path)
+
+    def build() -> AnthropicJudge:
+        from scorer.judge.anthropic import AnthropicJudge
+
+        client = None
+        if settings.anthropic_configured or not opts.dry_run:
+            client = _anthropic_client(settings, limiter)
+        return AnthropicJudge(client, config, verify_tokens=False if opts.dry_run else None)
+
+    if opts.dry_run or opts.batch_api:
+        if not opts.dry_run:
+            settings.require_anthropic(HINT)
+        judge = build()
+        services.estimator = Estimator(judge, batch=opts.batch_api, counts=counts)
+        if opts.judge == "llm":
+            services.judge = judge
+        if opts.batch_api and not opts.dry_run:
+            services.batch_judge = judge
+        return
+    settings.require_anthropic(HINT)  # a missing key still fails before discovery
+    lazy = LazyJudge(config, build)  # built (SDK import and all) only when a session is judged
+    services.judge = lazy
+    services.estimator = Estimator(lazy, counts=counts)
 
 
 def _start_prep_pool(services: Services, refs: list[SessionRef]) -> None:
@@ -175,35 +210,41 @@ def _start_prep_pool(services: Services, refs: list[SessionRef]) -> None:
         pool.start()
 
 
-def _prep_pool(opts: BackfillOptions) -> PrepPool | None:
+def _prep_pool(opts: BackfillOptions, settings: Settings, chunking: PrepOptions) -> PrepPool | None:
     """Prep worker processes for an LLM run over local files at high concurrency."""
-    from scorer.settings import get_settings
-
     if opts.judge != "llm" or opts.dry_run or opts.batch_api or opts.source == "langfuse":
         return None
-    workers = pool_workers(opts.concurrency, get_settings().prep_processes)
-    return PrepPool(workers) if workers else None
+    workers = pool_workers(opts.concurrency, settings.prep_processes)
+    return PrepPool(workers, chunking, settings.cache_dir) if workers else None
 
 
-def _anthropic_client(limiter: RateLimiter) -> Any:
+def _anthropic_client(settings: Settings, limiter: RateLimiter) -> anthropic.Anthropic:
     from scorer.jobs.ratelimit import limited_httpx2_client
-    from scorer.judge.anthropic import make_client
+    from scorer.judge.client import make_client
 
-    return make_client(http_client=limited_httpx2_client(limiter, timeout=600), hint=HINT)
+    http = limited_httpx2_client(limiter, timeout=600)
+    return make_client(settings, http_client=http, hint=HINT)
 
 
 def discover(
-    opts: BackfillOptions, services: Services, *, now: datetime | None = None
+    opts: BackfillOptions,
+    services: Services,
+    *,
+    now: datetime | None = None,
+    projects_root: Path | None = None,
 ) -> Discovery:
-    """Find candidate sessions for the options' source and window."""
-    from scorer.settings import get_settings
+    """Find candidate sessions for the options' source and window.
 
+    Args:
+        projects_root: Where local sessions live when `opts` names none
+            (`SCORER_CLAUDE_PROJECTS`).
+    """
     now = now or datetime.now(UTC)
     idle = timedelta(minutes=opts.idle_minutes)
     if opts.source == "claude-code":
         if opts.tags or opts.environment or opts.user:
             raise ConfigError("--tag, --environment and --user only apply to --source langfuse")
-        root = opts.projects_root or get_settings().claude_projects
+        root = opts.projects_root or projects_root or Path.home() / ".claude" / "projects"
         return discover_local(
             root, start=opts.start, end=opts.end, project=opts.project, idle=idle, now=now
         )
@@ -223,12 +264,12 @@ def discover(
     )
 
 
-def _lf_api(services: Services) -> Any:
+def _lf_api(services: Services) -> LangfuseClient:
     if services.langfuse is None:
         raise CredentialsError(
             "Langfuse is not configured: set LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"
         )
-    return getattr(services.langfuse, "api", services.langfuse)
+    return services.langfuse
 
 
 def run_backfill(
@@ -238,27 +279,36 @@ def run_backfill(
     store_path: Path | None = None,
     progress: ProgressFactory | None = None,
     now: datetime | None = None,
+    stop: StopSignal | None = None,
 ) -> BackfillSummary:
     """Discover, select and score sessions; resumable, concurrent, within budget.
 
+    The settings are read here, once (`SCORER_*`, the keys), and handed down.
+
     Args:
         opts: The run's options.
-        services: The I/O edges; built from the environment when None.
+        services: The I/O edges; built from the settings when None.
         store_path: SQLite file of the store and ledger (default: the settings' store).
         progress: Builds the progress display (None: silent); see `cli.progress`.
         now: The current time (tests pin it for the idle threshold).
+        stop: Set it (from any thread) to stop the run as Ctrl-C does: calls on the wire
+            finish and are written, nothing new is sent, the rest stays for the next run.
 
     Returns:
         The summary; failures are in it, never raised (except credential errors).
     """
-    from scorer.settings import get_settings
-
     began = time.monotonic()
-    model = opts.model or get_settings().model
+    settings = run_settings()
     own = services is None
-    services = services or default_services(opts, model=model)
+    services = services or default_services(opts, settings)
+    run = _RunSetup(
+        model=opts.model or settings.model,
+        store_path=store_path or settings.store_path,
+        projects_root=settings.claude_projects,
+        stop=stop or StopSignal(),
+    )
     try:
-        summary = _run(opts, services, model, store_path, progress, now)
+        summary = _run(opts, services, run, progress, now)
     finally:
         if services.prep is not None:
             services.prep.close()
@@ -268,22 +318,30 @@ def run_backfill(
     return summary
 
 
+@dataclass(frozen=True)
+class _RunSetup:
+    """What `run_backfill` resolved from the settings for `_run`."""
+
+    model: str
+    store_path: Path
+    projects_root: Path
+    stop: StopSignal
+
+
 def _run(
     opts: BackfillOptions,
     services: Services,
-    model: str,
-    store_path: Path | None,
+    run: _RunSetup,
     progress: ProgressFactory | None,
     now: datetime | None,
 ) -> BackfillSummary:
     from scorer.judge.rubric import default_rubric
-    from scorer.settings import get_settings
 
     rubric_version = default_rubric().version
     _forget_config_checks()
-    key_params = opts.key_params(rubric_version, model)
+    key_params = opts.key_params(rubric_version, run.model)
     key = run_key(key_params)
-    found = discover(opts, services, now=now)
+    found = discover(opts, services, now=now, projects_root=run.projects_root)
     summary = BackfillSummary(
         run_key=key,
         dry_run=opts.dry_run,
@@ -291,7 +349,7 @@ def _run(
         active=len(found.active),
         notes=found.notes(),
     )
-    ledger = Ledger(store_path or get_settings().store_path, key, key_params)
+    ledger = Ledger(run.store_path, key, key_params)
     try:  # every thread's ledger connection is closed when the run is done with it
         refs = _with_unfinished(
             select(
@@ -314,8 +372,10 @@ def _run(
                     f"{len(reclaimed)} session(s) a killed run was judging got their attempt back"
                 )
         _start_prep_pool(services, refs)
-        ctx = Context(opts, services, ledger, Budget(opts.max_cost), model, rubric_version)
-        ctx.plan = chunk_plan(opts, services, model)
+        ctx = Context(
+            opts, services, ledger, Budget(opts.max_cost), run.model, rubric_version, run.stop
+        )
+        ctx.plan = chunk_plan(opts, services, run.model)
         if "anthropic" in services.limiters and not opts.batch_api:
             services.limiters["anthropic"].watch(ctx.stop)  # a stopped run sends no more calls
         if not opts.dry_run:
@@ -331,7 +391,7 @@ def _run(
             summary.input_tokens = summary.output_tokens = 0
             summary.cost_usd = 0.0
             if opts.judge == "llm":
-                summary.forecast = dry_run_forecast(opts, model, results, summary)
+                summary.forecast = dry_run_forecast(opts, run.model, results, summary)
         else:
             summary.rate_limits = remember_limits(services)
             if opts.should_push and services.sinks:

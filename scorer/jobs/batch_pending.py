@@ -8,7 +8,7 @@ from typing import Any
 
 from scorer.jobs.batch_requests import custom_id
 from scorer.jobs.discovery import SessionRef
-from scorer.judge.anthropic import AnthropicJudge
+from scorer.judge.base import BatchJudge
 from scorer.judge.reply import UsageTally
 from scorer.judge.schema import ChunkNotes
 from scorer.models import Chunk
@@ -44,7 +44,7 @@ class Pending:
     def multi(self) -> bool:
         return len(self.chunks) > 1
 
-    def needed(self, judge: AnthropicJudge) -> list[tuple[str, dict[str, Any]]]:
+    def needed(self, judge: BatchJudge) -> list[tuple[str, dict[str, Any]]]:
         """The requests whose results this session waits for next: `(custom_id, params)`."""
         # Rendering prompts is not free and every poll round asks: memoize per step.
         step = (id(self.chunks), len(self.notes))  # a re-chunk makes a new list
@@ -52,7 +52,7 @@ class Pending:
             self._needed = (*step, self._build_needed(judge))
         return self._needed[2]
 
-    def _build_needed(self, judge: AnthropicJudge) -> list[tuple[str, dict[str, Any]]]:
+    def _build_needed(self, judge: BatchJudge) -> list[tuple[str, dict[str, Any]]]:
         header = self.prepared.header
         if not self.multi:
             return [(custom_id(self.sid, "score"), judge.scoring_request(header, self.chunks[0]))]
@@ -65,6 +65,6 @@ class Pending:
             if i not in self.notes
         ]
 
-    def final_params(self, judge: AnthropicJudge) -> dict[str, Any]:
+    def final_params(self, judge: BatchJudge) -> dict[str, Any]:
         notes = [self.notes[i] for i in range(len(self.chunks))]
         return judge.final_request(self.prepared.header, notes, self.chunks[-1])

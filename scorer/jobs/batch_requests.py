@@ -30,13 +30,6 @@ def session_hash(session_id: str) -> str:
     return hashlib.sha256(session_id.encode()).hexdigest()[:24]
 
 
-def poll_seconds() -> float:
-    """Seconds between polls (`SCORER_BATCH_POLL_SECONDS`, default 30)."""
-    from scorer.settings import get_settings
-
-    return get_settings().batch_poll_seconds
-
-
 def adopt_seconds() -> float:
     """How long after an intent its batch may still appear (`SCORER_BATCH_ADOPT_SECONDS`)."""
     from scorer.settings import get_settings

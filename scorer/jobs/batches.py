@@ -26,7 +26,7 @@ Failure policy, per session:
 A resumed multi-chunk session re-validates its notes from the stored results, so a
 notes reply that needed a repair is repaired again (rare; costs one direct call).
 
-Polling waits `SCORER_BATCH_POLL_SECONDS` (default 30) between rounds.
+Polling waits `SCORER_BATCH_POLL_SECONDS` (default 30, `Services.batch_poll`) between rounds.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 from scorer.errors import CredentialsError, JudgeError
 from scorer.jobs.batch_intents import Adopter, ambiguous, fingerprint
@@ -43,17 +43,16 @@ from scorer.jobs.batch_requests import (
     adopt_seconds,
     group_requests,
     missing_result,
-    poll_seconds,
     result_reason,
     session_hash,
 )
 from scorer.jobs.discovery import SessionRef
-from scorer.jobs.estimate import estimate_prepared
 from scorer.jobs.pipeline import (
     Spent,
     already_scored,
     push_pending,
     push_stored,
+    record_unscored,
     resume_write,
     spent_columns,
     write_card,
@@ -61,14 +60,13 @@ from scorer.jobs.pipeline import (
 from scorer.jobs.run_state import (
     Context,
     SessionResult,
-    TokenCounts,
     failure_reason,
     failure_trace,
     is_verdict,
     ledger_gate,
 )
-from scorer.jobs.score import attach_session
-from scorer.judge.anthropic import AnthropicJudge, ContextWindowExceeded
+from scorer.judge.base import BatchJudge
+from scorer.judge.client import ContextWindowExceeded
 from scorer.judge.reply import Unscored
 from scorer.judge.retry import call_with_retries, describe
 from scorer.judge.schema import ChunkNotes
@@ -84,7 +82,7 @@ class BatchRun:
         ctx: The backfill context (options, services, ledger, budget).
         on_result: Called with each session's final result (the progress bar).
         sleep: Waits between polls (tests pass a no-op or a crash).
-        poll: Seconds between polls; defaults to `poll_seconds()`.
+        poll: Seconds between polls; defaults to the run's `Services.batch_poll`.
     """
 
     def __init__(
@@ -95,13 +93,16 @@ class BatchRun:
         sleep: Callable[[float], None] | None = None,
         poll: float | None = None,
     ) -> None:
-        if ctx.services.anthropic is None:
+        judge = ctx.services.batch_judge
+        if judge is None:
             raise CredentialsError("ANTHROPIC_API_KEY is not set: --batch-api needs the LLM judge")
         self.ctx, self.on_result = ctx, on_result
         self.sleep = sleep or _sleep
-        self.poll = poll_seconds() if poll is None else poll
-        self.client = ctx.services.anthropic
-        self.judge = AnthropicJudge(self.client, model=ctx.model)
+        self.poll = ctx.services.batch_poll if poll is None else poll
+        # The run's own judge: its config (model, effort, fallback model) builds every
+        # batched request and settles every reply, exactly as on the direct path.
+        self.judge: BatchJudge = judge
+        self.client = judge.client
         self.results: dict[str, SessionResult] = {}
         self.pending: dict[str, Pending] = {}
         self.submitted: dict[str, str] = {}
@@ -184,28 +185,28 @@ class BatchRun:
             return self._fail(sid, exc, row.get("attempts", 0))
 
     def _prepare(self, ref: SessionRef, attempts: int, in_flight: bool) -> SessionResult | Pending:
-        from scorer.jobs.score import prepare
-
         ctx, sid = self.ctx, ref.session_id
-        pending = Pending(ref, prepare(ctx.services.load(ref)), attempts, in_flight=in_flight)
+        prepared = ctx.services.chunking.run(ctx.services.load(ref))
+        pending = Pending(ref, prepared, attempts, in_flight=in_flight)
         pending.prompt_tokens = self._fit(pending)
-        if not in_flight:
-            if ctx.opts.max_cost is not None:
-                pending.estimate = estimate_prepared(
-                    pending.prepared, model=ctx.model, batch=True, judge=self.judge
-                ).cost_usd
-            if not ctx.budget.reserve(pending.estimate):
+        if not in_flight:  # the judging step's estimate and reservation (batch prices)
+            reserved = ctx.step.start(pending.prepared)
+            if reserved is None:
                 ctx.ledger.set_state(sid, "discovered", "cost cap reached")
                 return SessionResult(
                     session_id=sid, outcome="not_started", reason="cost cap reached"
                 )
+            pending.estimate = reserved
         return pending
 
     def _fit(self, pending: Pending) -> int:
         """Re-chunk (like `AnthropicJudge.judge`) until every request fits the context window."""
         for attempt in range(RECHUNK_ATTEMPTS + 1):
             try:
-                return self.judge.check_chunks(pending.prepared.header, pending.chunks)
+                prepared = pending.prepared
+                return self.judge.check_chunks(
+                    prepared.header, prepared.chunks, prepared.safety_factor
+                )
             except ContextWindowExceeded as exc:
                 if attempt == RECHUNK_ATTEMPTS:
                     raise
@@ -258,8 +259,10 @@ class BatchRun:
             if found:
                 self._load_unverified()
                 return found[intent["custom_ids"][0]]
+        # The same params the direct path sends (`BatchJudge` builds both).
+        typed = cast("list[anthropic.types.messages.batch_create_params.Request]", requests)
         try:
-            batch = self.client.messages.batches.create(requests=requests)
+            batch = self.client.messages.batches.create(requests=typed)
         except anthropic.APIError as e:
             doubt[0] = ambiguous(e)
             raise
@@ -417,7 +420,7 @@ class BatchRun:
         if p.multi and len(p.notes) == len(p.chunks):
             meta["chunk_notes"] = [p.notes[i].model_dump() for i in range(len(p.chunks))]
         session = p.prepared.session
-        card = self.judge.make_card(
+        return self.judge.make_card(
             session.session_id,
             session.source.value,
             p.chunks,
@@ -428,29 +431,14 @@ class BatchRun:
             cost_usd=cost,
             calls=p.direct,
         )
-        return attach_session(card, p.prepared)
 
     def _write(self, p: Pending, card: Scorecard) -> SessionResult:
-        """Like the direct path: unscored → ledger; scored → `write_card`."""
-        ctx = self.ctx
-        ctx.budget.settle(p.estimate, card.cost_usd)
-        usage: TokenCounts = {
-            "input_tokens": card.usage.input_tokens,
-            "output_tokens": card.usage.output_tokens,
-        }
+        """The judging step's settle and finish, then like the direct path: unscored →
+        ledger; scored → `write_card`."""
+        card = self.ctx.step.finish(p.prepared, card, p.estimate)
         if card.status != "scored":
-            ctx.ledger.set_state(
-                p.sid, "unscored", card.unscored_reason, cost_usd=card.cost_usd, **usage
-            )
-            return SessionResult(
-                session_id=p.sid,
-                outcome="unscored",
-                reason=card.unscored_reason,
-                attempts=p.attempts,
-                cost_usd=card.cost_usd,
-                **usage,
-            )
-        return write_card(ctx, card, p.attempts)
+            return record_unscored(self.ctx, card, p.attempts)
+        return write_card(self.ctx, card, p.attempts)
 
     def _fail(self, sid: str, exc: BaseException, attempts: int, why: str = "") -> SessionResult:
         """`failed` (`why`, else the error's message), with what its calls so far were
@@ -461,7 +449,7 @@ class BatchRun:
         p = self.pending.get(sid)
         if p is not None:
             spent = spent_columns(p.batched.usage.add(p.direct.usage), self._cost(p))
-            self.ctx.budget.settle(p.estimate, spent.get("cost_usd", 0.0))
+            self.ctx.step.fail(p.estimate, spent.get("cost_usd", 0.0))
         self.ctx.ledger.set_state(sid, "failed", reason, **spent, **trace)
         return SessionResult(
             session_id=sid, outcome="failed", reason=reason, attempts=attempts, **spent

@@ -20,11 +20,18 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from scorer.calibrate import Label
 from scorer.errors import CredentialsError, ScorerError
-from scorer.jobs.run_state import Budget
+from scorer.jobs.step import Budget, JudgingStep
+from scorer.prepare.prepared import PrepOptions
+
+if TYPE_CHECKING:
+    from scorer.jobs.estimate import Estimator
+    from scorer.judge.base import Judge
+    from scorer.settings import Settings
+    from scorer.sinks.store import ScoreStore
 
 OnDone = Callable[[float], None]
 """Called once per finished session with the USD it cost (the progress bar)."""
@@ -76,23 +83,30 @@ def todo(labels: list[Label]) -> list[Label]:
 def fill(labels: list[Label], opts: FillOptions, on_done: OnDone | None = None) -> FillResult:
     """Score the labelled sessions the store has no current scorecard for.
 
+    Each session goes through the judging step (`jobs.step`), as on every other path.
+
     Raises:
         CredentialsError: The judge's key is missing or rejected (nothing more would work).
     """
-    from scorer.judge.base import make_judge
+    from scorer.jobs.score import judge_from_settings
+    from scorer.jobs.setup import run_settings
     from scorer.sinks.store import ScoreStore
 
-    judge = make_judge(
-        opts.judge, model=opts.model, effort=opts.effort, fallback_model=opts.fallback_model
-    )
-    result, budget = FillResult(), Budget(opts.max_cost)
-    with ScoreStore() as store:
+    settings = run_settings()
+    judge = judge_from_settings(
+        opts.judge, settings, model=opts.model, effort=opts.effort,
+        fallback_model=opts.fallback_model,
+    )  # fmt: skip
+    step = JudgingStep(Budget(opts.max_cost), _estimator(judge, settings))
+    chunking = PrepOptions.from_settings(settings)
+    result = FillResult()
+    with ScoreStore(settings.store_path) as store:
         current = _current(store, judge)
         pending = [lab for lab in todo(labels) if lab.session_id not in current]
         result.reused = len(todo(labels)) - len(pending)
 
         def one(label: Label) -> None:
-            _score_one(label, judge, store, budget, result, opts)
+            _score_one(label, judge, store, step, chunking, result)
             if on_done is not None:
                 on_done(result.cost_usd)
 
@@ -102,53 +116,57 @@ def fill(labels: list[Label], opts: FillOptions, on_done: OnDone | None = None) 
     return result
 
 
-def _current(store: Any, judge: Any) -> set[str]:
+def _estimator(judge: Judge, settings: Settings) -> Estimator | None:
+    """Prices sessions for `--max-cost` (the LLM judge only)."""
+    from scorer.judge.anthropic import AnthropicJudge
+
+    if not isinstance(judge, AnthropicJudge):
+        return None
+    from scorer.jobs.estimate import Estimator
+    from scorer.judge.token_counts import TokenCountCache
+
+    return Estimator(judge, counts=TokenCountCache(settings.token_counts_path))
+
+
+def _current(store: ScoreStore, judge: Judge) -> set[str]:
     """Sessions scored by this judge, model, rubric version and prompt version."""
     from scorer.judge.rubric import default_rubric
 
-    model = getattr(judge, "model", None)
-    cards = store.scorecards(judge=judge.kind, model=model, rubric_version=default_rubric().version)
-    prompt = getattr(getattr(judge, "prompts", None), "version", None)
+    cards = store.scorecards(
+        judge=judge.kind, model=judge.model, rubric_version=default_rubric().version
+    )
     return {
         c.session_id
         for c in cards
-        if c.status == "scored" and (prompt is None or c.prompt_version == prompt)
+        if c.status == "scored" and c.prompt_version == judge.prompt_version
     }
 
 
 def _score_one(
-    label: Label, judge: Any, store: Any, budget: Budget, result: FillResult, opts: FillOptions
+    label: Label,
+    judge: Judge,
+    store: ScoreStore,
+    step: JudgingStep,
+    chunking: PrepOptions,
+    result: FillResult,
 ) -> None:
-    from scorer.jobs.estimate import estimate_prepared
-    from scorer.jobs.score import attach_session
-    from scorer.prepare import prepare
     from scorer.sinks.base import publish
     from scorer.sources import resolve
 
     sid = label.session_id
     try:
         source = resolve(str(label.meta["session_path"]), task=label.meta.get("instruction"))
-        prepared = prepare(source.load())
-        estimate = 0.0
-        if opts.judge == "llm" and opts.max_cost is not None:
-            estimate = estimate_prepared(prepared, model=judge.model, judge=judge).cost_usd
-        if not budget.reserve(estimate):
+        prepared = chunking.run(source.load())
+        try:
+            card = step.run(prepared, judge).card
+        except ScorerError as exc:  # failed after some calls: they are billed all the same
+            result.add_cost(exc.spent_usd, failed=True)
+            raise
+        if card is None:
             with result._lock:
                 result.not_started += 1
             return
-        try:
-            card = judge.judge(prepared)
-        except ScorerError as exc:  # failed after some calls: they are billed all the same
-            budget.settle(0.0, exc.spent_usd)
-            result.add_cost(exc.spent_usd, failed=True)
-            raise
-        finally:
-            budget.settle(estimate, 0.0)
-        budget.settle(0.0, card.cost_usd)
         result.add_cost(card.cost_usd)
-        card.meta.setdefault("redactions", prepared.redactions.total)
-        card.meta.setdefault("origin", prepared.session.origin)
-        card = attach_session(card, prepared)
         card.collection = "calibration"  # kept out of production lists, trends and views
         publish(card, [store])
         with result._lock:

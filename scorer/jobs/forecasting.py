@@ -60,7 +60,7 @@ def dry_run_forecast(
     from scorer.settings import get_settings
 
     s = get_settings()
-    system, max_tokens = judge_shape(model, opts.effort)
+    system, max_tokens = judge_shape(model, opts.effort or s.effort)
     requests = sum(r.requests for r in results if r.outcome == "estimated")
     tokens_in, tokens_out = summary.estimated_input_tokens, summary.estimated_output_tokens
     cached = system * max(requests - 1, 0)  # a warm prompt cache reads the system prompt

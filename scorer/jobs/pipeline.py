@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TypedDict
 
-from scorer.errors import CredentialsError, RunStopped, ScorerError
+from scorer.errors import ConfigError, CredentialsError, RunStopped, ScorerError
 from scorer.jobs.discovery import SessionRef
-from scorer.jobs.estimate import estimate_prepared
 from scorer.jobs.run_state import (
     Context,
     SessionResult,
@@ -25,9 +24,8 @@ from scorer.jobs.run_state import (
     is_verdict,
     ledger_gate,
 )
-from scorer.jobs.score import attach_session
 from scorer.models import JudgeUsage, Scorecard
-from scorer.prepare import Prepared, prepare
+from scorer.prepare import Prepared
 from scorer.prepare.prepared import rebudget
 from scorer.sinks.base import Published, publish
 
@@ -202,16 +200,19 @@ def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
     run has them (`Services.prep`, local runs only), else in this thread. Chunks are
     planned under the account's input-token limit when it is known (`ctx.plan`)."""
     budget, why = ctx.plan.budget() if ctx.plan is not None else (None, None)
+    chunking = ctx.services.chunking
+    if budget is not None:
+        chunking = replace(chunking, budget=budget)
     pool = ctx.services.prep
     if pool is not None and pool.ready and ref.origin and pool.wants(ref.origin):
         prepared = pool.prepare_file(ref.origin)
     elif ref.source == "langfuse":  # fetched without the gate: that part is network
         session = ctx.services.load(ref)
         with ctx.prep_gate:
-            prepared = prepare(session, budget=budget)
+            prepared = chunking.run(session)
     else:
         with ctx.prep_gate:
-            prepared = prepare(ctx.services.load(ref), budget=budget)
+            prepared = chunking.run(ctx.services.load(ref))
     if budget is None or why is None or ctx.plan is None:
         return prepared
     if prepared.budget == budget:  # prepared under it here: say so on the card
@@ -225,53 +226,38 @@ def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     if ctx.stop.is_set():  # stopped (Ctrl-C) while this look-ahead session was prepared
         return _not_started(ctx, sid, attempts, "run stopped")
     ctx.ledger.set_state(sid, "fetched")
-    # Counting tokens holds the GIL; only pay for it when a cap needs the estimate.
-    needs_estimate = ctx.opts.judge == "llm" and ctx.opts.max_cost is not None
-    estimate = 0.0
-    if needs_estimate:
-        # The run's own judge when it is the Sonnet one: its rate-limited client counts.
-        judge = ctx.services.judge if hasattr(ctx.services.judge, "scoring_request") else None
-        estimate = estimate_prepared(
-            prepared,
-            model=ctx.model,
-            effort=ctx.opts.effort,
-            judge=judge,  # type: ignore[arg-type]
-        ).cost_usd
-    if not ctx.budget.reserve(estimate):
+    card = ctx.step.run(prepared, ctx.services.judge).card
+    if card is None:
         return _not_started(ctx, sid, attempts, "cost cap reached")
-    try:
-        card = attach_session(ctx.services.judge.judge(prepared), prepared)
-    except ScorerError as exc:  # stopped or failed after some calls: they count to the cap
-        ctx.budget.settle(0.0, exc.spent_usd)
-        raise
-    finally:
-        ctx.budget.settle(estimate, 0.0)
-    ctx.budget.settle(0.0, card.cost_usd)
-    usage: TokenCounts = {
-        "input_tokens": card.usage.input_tokens,
-        "output_tokens": card.usage.output_tokens,
-    }
     if card.status != "scored":
-        ctx.ledger.set_state(sid, "unscored", card.unscored_reason, cost_usd=card.cost_usd, **usage)
-        return SessionResult(
-            session_id=sid,
-            outcome="unscored",
-            reason=card.unscored_reason,
-            attempts=attempts,
-            cost_usd=card.cost_usd,
-            **usage,
-        )
+        return record_unscored(ctx, card, attempts)
     return write_card(ctx, card, attempts)
+
+
+def token_counts(card: Scorecard) -> TokenCounts:
+    return {"input_tokens": card.usage.input_tokens, "output_tokens": card.usage.output_tokens}
+
+
+def record_unscored(ctx: Context, card: Scorecard, attempts: int) -> SessionResult:
+    """An unscored verdict: final for the run key, with what its calls cost."""
+    usage = token_counts(card)
+    reason = card.unscored_reason
+    ctx.ledger.set_state(card.session_id, "unscored", reason, cost_usd=card.cost_usd, **usage)
+    return SessionResult(
+        session_id=card.session_id,
+        outcome="unscored",
+        reason=reason,
+        attempts=attempts,
+        cost_usd=card.cost_usd,
+        **usage,
+    )
 
 
 def write_card(ctx: Context, card: Scorecard, attempts: int) -> SessionResult:
     """store (transactional) → Langfuse push (idempotent ids) → ledger `written`
     (or `incomplete`: see `_after_publish`)."""
     sid = card.session_id
-    usage: TokenCounts = {
-        "input_tokens": card.usage.input_tokens,
-        "output_tokens": card.usage.output_tokens,
-    }
+    usage = token_counts(card)
     ctx.ledger.set_state(sid, "judged", cost_usd=card.cost_usd, **usage)
     sinks = [ctx.services.store, *ctx.services.sinks]
     done = publish(card, sinks, on_stored=lambda: ctx.ledger.set_state(sid, "stored"))
@@ -295,9 +281,9 @@ def estimate_one(ctx: Context, ref: SessionRef) -> SessionResult:
         return SessionResult(
             session_id=ref.session_id, outcome="failed", reason=failure_reason(exc)
         )
-    est = estimate_prepared(
-        prepared, model=ctx.model, batch=ctx.opts.batch_api, effort=ctx.opts.effort
-    )
+    if ctx.services.estimator is None:
+        raise ConfigError("a dry run needs an estimator (Services.estimator)")
+    est = ctx.services.estimator.estimate(prepared)
     return SessionResult(
         session_id=ref.session_id,
         outcome="estimated",

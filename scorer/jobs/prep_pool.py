@@ -31,7 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from scorer._gc import freeze_at_exit
-from scorer.prepare.prepared import Prepared
+from scorer.prepare.prepared import Prepared, PrepOptions
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +65,16 @@ def pool_workers(concurrency: int, setting: int | None = None) -> int:
     return min(MAX_WORKERS, cores)
 
 
-def _start_worker() -> None:
-    """Worker initializer: ignore Ctrl-C, then import prep and build the tokenizer now."""
+def _start_worker(cache_dir: Path | None) -> None:
+    """Worker initializer: ignore Ctrl-C, then import prep and build the tokenizer now
+    (from the parent's tokenizer cache dir: a worker reads no settings)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     freeze_at_exit()  # the run waits for its workers to exit
-    from scorer.prepare.tokens import encoding
+    from scorer.prepare.tokens import encoding, use_cache_dir
     from scorer.sources.claude_code import ClaudeCodeSource  # noqa: F401 - warm the import
 
+    if cache_dir is not None:
+        use_cache_dir(cache_dir)
     encoding()
 
 
@@ -79,12 +82,11 @@ def _warm() -> int:
     return os.getpid()
 
 
-def load_and_prepare(origin: str) -> Prepared:
+def load_and_prepare(origin: str, options: PrepOptions) -> Prepared:
     """What a worker runs: the file source's load, then `prepare` (as in a thread)."""
-    from scorer.prepare import prepare
     from scorer.sources.claude_code import ClaudeCodeSource
 
-    return prepare(ClaudeCodeSource(Path(origin)).load())
+    return options.run(ClaudeCodeSource(Path(origin)).load())
 
 
 class PrepPool:
@@ -92,16 +94,22 @@ class PrepPool:
 
     Args:
         workers: Number of processes (at least 1).
+        options: The run's chunking.
+        cache_dir: The tokenizer's table cache (`SCORER_CACHE_DIR`).
     """
 
-    def __init__(self, workers: int) -> None:
+    def __init__(
+        self, workers: int, options: PrepOptions | None = None, cache_dir: Path | None = None
+    ) -> None:
         self.workers = max(1, workers)
+        self.options = options or PrepOptions()
         self._broken = False
         self._lock = threading.Lock()
         self._pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start_worker,
+            initargs=(cache_dir,),
         )
         self._warming: list[Future[int]] = []
 
@@ -142,13 +150,13 @@ class PrepPool:
         """
         if not self._broken:
             try:
-                return self._pool.submit(load_and_prepare, origin).result()
+                return self._pool.submit(load_and_prepare, origin, self.options).result()
             except BrokenProcessPool as exc:
                 with self._lock:
                     if not self._broken:
                         log.warning("prep workers stopped (%s); preparing in threads", exc)
                     self._broken = True
-        return load_and_prepare(origin)
+        return load_and_prepare(origin, self.options)
 
     def close(self) -> None:
         """Stop the workers (sessions not yet started are dropped)."""

@@ -22,13 +22,17 @@ from scorer.jobs.discovery import SessionRef
 from scorer.jobs.forecast import Forecast
 from scorer.jobs.ledger import DONE_STATES, Ledger
 from scorer.jobs.ratelimit import RateLimiter, StopSignal
+from scorer.jobs.step import Budget, JudgingStep
 from scorer.models import Session
+from scorer.prepare.prepared import PrepOptions
 
 if TYPE_CHECKING:
     from scorer.jobs.account import ChunkPlan
     from scorer.jobs.account_limits import PacingStatus
+    from scorer.jobs.estimate import Estimator
     from scorer.jobs.prep_pool import PrepPool
-    from scorer.judge.base import Judge
+    from scorer.judge.base import BatchJudge, Judge
+    from scorer.langfuse_client import LangfuseClient
     from scorer.sinks.base import ScoreSink
     from scorer.sinks.store import ScoreStore
 
@@ -195,33 +199,6 @@ class BackfillSummary(BaseModel):
             self.estimate_basis.append(result.reason)
 
 
-class Budget:
-    """Spent cost plus in-flight estimates against an optional cap (thread-safe)."""
-
-    def __init__(self, cap: float | None) -> None:
-        self.cap = cap
-        self.spent = 0.0
-        self.in_flight = 0.0
-        self.stopped = False
-        self._lock = threading.Lock()
-
-    def reserve(self, estimate: float) -> bool:
-        """Reserve `estimate` for a session about to be judged; False (and stop) if over cap."""
-        with self._lock:
-            if self.stopped:
-                return False
-            if self.cap is not None and self.spent + self.in_flight + estimate > self.cap:
-                self.stopped = True
-                return False
-            self.in_flight += estimate
-            return True
-
-    def settle(self, estimate: float, actual: float) -> None:
-        with self._lock:
-            self.in_flight = max(0.0, self.in_flight - estimate)
-            self.spent += actual
-
-
 class Tracker(Protocol):
     """A progress display the run loop advances once per finished session."""
 
@@ -257,20 +234,27 @@ class Services:
         store: The score store: the local sink, the skip check and the push record.
         sinks: Remote sinks each scored card is published to (Langfuse, or none).
         langfuse: A `LangfuseClient` for discovery, skip checks and the annotation queue.
-        anthropic: The anthropic client (Message Batches mode).
         limiters: Shared rate limiters by API name (reported in the summary).
         prep: Worker processes that load and prepare local sessions (None: in the
             worker threads); the run shuts it down when it ends.
+        estimator: Prices a session for `--max-cost` and `--dry-run` (None: the
+            heuristic judge, nothing to price).
+        batch_judge: The same LLM judge seen as `BatchJudge` (`--batch-api` runs).
+        chunking: How sessions are chunked (`SCORER_CHUNK_*`).
+        batch_poll: Seconds between Message Batches polls (`SCORER_BATCH_POLL_SECONDS`).
     """
 
     load: Callable[[SessionRef], Session]
     judge: Judge
     store: ScoreStore
     sinks: list[ScoreSink] = field(default_factory=list)
-    langfuse: Any = None
-    anthropic: Any = None
+    langfuse: LangfuseClient | None = None
     limiters: dict[str, RateLimiter] = field(default_factory=dict)
     prep: PrepPool | None = None
+    estimator: Estimator | None = None
+    batch_judge: BatchJudge | None = None
+    chunking: PrepOptions = field(default_factory=PrepOptions)
+    batch_poll: float = 30.0
 
 
 @dataclass
@@ -291,6 +275,12 @@ class Context:
     )
     """Held while a thread loads (local files) and prepares a session: pure Python under
     the GIL, so many at once only finish all late, and the first judge call waits."""
+    step: JudgingStep = field(init=False)
+    """The judging step (estimate → reserve → judge → settle → finish) with this run's
+    budget."""
+
+    def __post_init__(self) -> None:
+        self.step = JudgingStep(self.budget, self.services.estimator)
 
     @property
     def judge_model(self) -> str | None:

@@ -1,32 +1,53 @@
-"""Score one session end to end: load → redact → render → chunk → judge → overall → store.
+"""Score one session end to end: load → prepare → the judging step → publish.
 
-The stages themselves are pure functions elsewhere; this module only wires them and
-decides which judge runs.
+This is the library's entry point (`from scorer import score_session`) and what
+`score-session` runs. The settings are read here, once, and handed down: the judge gets
+a `JudgeConfig` and a client, `prepare` gets its chunking options.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from scorer.judge.base import JudgeKind, make_judge
-from scorer.judge.rubric import Rubric
-from scorer.models import Scorecard, SessionInfo, TimelineEvent
+from scorer.jobs.setup import run_settings
+from scorer.jobs.step import judge_session
+from scorer.judge.base import Judge, make_judge
+from scorer.judge.config import JudgeConfig
 from scorer.prepare import Prepared, prepare
-from scorer.settings import get_settings
-from scorer.sources.base import SessionSource
+from scorer.prepare.prepared import PrepOptions
+from scorer.settings import Settings, get_settings
+from scorer.sinks.base import Published, ScoreSink, publish
 from scorer.stages import StageListener, report_stage, watch_stages
+
+if TYPE_CHECKING:
+    from scorer.judge.sdk import anthropic
+    from scorer.models import Scorecard
+    from scorer.sources.base import SessionSource
+
+__all__ = [
+    "JudgeChoice",
+    "ScoreResult",
+    "choose_judge",
+    "judge_from_settings",
+    "judge_prepared",
+    "prepare",
+    "score_session",
+]
 
 JudgeChoice = Literal["auto", "llm", "heuristic"]
 
 log = logging.getLogger(__name__)
 
 
-def choose_judge(choice: JudgeChoice) -> Literal["llm", "heuristic"]:
+def choose_judge(
+    choice: JudgeChoice, settings: Settings | None = None
+) -> Literal["llm", "heuristic"]:
     """`auto` means the LLM judge when a key is set, else the heuristic (announced)."""
     if choice != "auto":
         return choice
-    if get_settings().anthropic_configured:
+    if (settings or get_settings()).anthropic_configured:
         return "llm"
     log.info(  # the CLI shows it as a note (not with -q)
         "ANTHROPIC_API_KEY is not set: using the offline heuristic judge "
@@ -35,121 +56,99 @@ def choose_judge(choice: JudgeChoice) -> Literal["llm", "heuristic"]:
     return "heuristic"
 
 
-def judge_prepared(
-    prepared: Prepared,
-    kind: JudgeKind,
+def judge_from_settings(
+    choice: JudgeChoice,
+    settings: Settings,
     *,
     model: str | None = None,
-    rubric: Rubric | None = None,
-    client: Any = None,
     effort: str | None = None,
     fallback_model: str | None = None,
-) -> Scorecard:
-    """Run the judge of this kind on a prepared session; the card carries the session's
-    description, its redacted rendered timeline (for the store and the viewer) and any
-    input problems (lines skipped or decoded with replacements) in `meta`."""
-    judge = make_judge(
-        kind, model=model, rubric=rubric, client=client, effort=effort,
-        fallback_model=fallback_model,
-    )  # fmt: skip
-    return attach_session(judge.judge(prepared), prepared)
-
-
-def attach_session(card: Scorecard, prepared: Prepared) -> Scorecard:
-    """Stamp the session's metadata, input warnings and its redacted rendered timeline.
-
-    Every judge path (score-session, backfill, Message Batches) calls this on its card.
-    """
-    warnings = prepared.session.extra.get("warnings")
-    if warnings:  # lines of the input that were skipped or decoded with replacements
-        card.meta.setdefault("input_warnings", list(warnings))
-    card.describe(SessionInfo.of(prepared.session, n_events=len(prepared.events)))
-    card.attach_timeline([TimelineEvent(*e) for e in prepared.events])
-    return card
-
-
-def judge_and_store(
-    prepared: Prepared,
-    *,
-    judge: JudgeChoice = "auto",
-    model: str | None = None,
-    store: bool = True,
-    client: Any = None,
-    effort: str | None = None,
-    fallback_model: str | None = None,
-) -> Scorecard:
-    """Judge a prepared session, stamp provenance, and publish it to the local store.
+    client: anthropic.Anthropic | None = None,
+) -> Judge:
+    """The judge a command asked for: its options over the settings, with a client.
 
     Raises:
-        SinkError: The store cannot be written; checked before the judge is called, so
-            no paid call is made for a card that could not be kept.
+        CredentialsError: The LLM judge was asked for and no key is set.
+        ConfigError: A bad effort (or price table).
     """
-    kind = choose_judge(judge)
-    if store:
-        from scorer.sinks.writable import check_writable
+    kind = choose_judge(choice, settings)
+    if kind == "heuristic":
+        return make_judge("heuristic")
+    config = JudgeConfig.from_settings(
+        settings, model=model, effort=effort, fallback_model=fallback_model
+    )
+    if client is None:
+        from scorer.judge.client import make_client
 
-        check_writable()
-    report_stage("judge")
-    card = judge_prepared(
-        prepared, kind, model=model, client=client, effort=effort,
-        fallback_model=fallback_model,
-    )  # fmt: skip
-    card.meta.setdefault("redactions", prepared.redactions.total)
-    if prepared.session.origin:
-        card.meta.setdefault("origin", prepared.session.origin)
-    if store:
-        from scorer.sinks.base import publish
-        from scorer.sinks.store import ScoreStore
+        client = make_client(settings)
+    return make_judge("llm", config, client=client)
 
-        report_stage("store")
-        with ScoreStore() as db:
-            publish(card, [db])
+
+def judge_prepared(prepared: Prepared, choice: JudgeChoice = "auto") -> Scorecard:
+    """The finished card of a prepared session (the judging step, no store, no cap).
+
+    Args:
+        prepared: The redacted, chunked session (`prepare`).
+        choice: `"llm"`, `"heuristic"` or `"auto"`, with the settings' model and effort.
+    """
+    judge = judge_from_settings(choice, run_settings())
+    card = judge_session(prepared, judge).card
+    assert card is not None  # no cost cap: always started
     return card
+
+
+class ScoreResult(NamedTuple):
+    """What `score_session` did."""
+
+    prepared: Prepared
+    """The redacted, chunked session."""
+    card: Scorecard
+    """Its scorecard (scored, or unscored with the reason)."""
+    published: Published
+    """What the sinks took (and why a remote one did not)."""
 
 
 def score_session(
     source: SessionSource,
     *,
-    judge: JudgeChoice = "auto",
+    judge: JudgeChoice | Judge = "auto",
     model: str | None = None,
+    effort: str | None = None,
+    fallback_model: str | None = None,
     task: str | None = None,
     budget: int | None = None,
     overlap: int | None = None,
-    store: bool = True,
-    client: Any = None,
-    effort: str | None = None,
-    fallback_model: str | None = None,
+    sinks: Sequence[ScoreSink] | None = None,
+    client: anthropic.Anthropic | None = None,
     on_stage: StageListener | None = None,
-) -> tuple[Prepared, Scorecard]:
-    """Score one session: load, redact, render, chunk, judge, and save it locally.
-
-    This is the library's entry point (`from scorer import score_session`) and what
-    `score-session` runs. Pushing to Langfuse is a separate step: `sinks.base.publish`
-    with a `LangfuseSink`.
+) -> ScoreResult:
+    """Score one session: load, redact, render, chunk, judge, and publish the card.
 
     Example:
-        >>> from scorer import score_session
-        >>> from scorer.sources import resolve
-        >>> prepared, card = score_session(resolve("session.jsonl"), judge="heuristic")
-        >>> card.overall, card.scores["goal_achievement"].label
+        >>> from scorer import resolve, score_session
+        >>> result = score_session(resolve("session.jsonl"), judge="heuristic", sinks=[])
+        >>> result.card.overall, result.card.scores["goal_achievement"].label
 
     Args:
-        source: Where the session comes from (`scorer.sources.resolve(arg)` builds one).
-        judge: `"llm"`, `"heuristic"`, or `"auto"` (the LLM when an Anthropic key is set).
+        source: Where the session comes from (`scorer.resolve(arg)` builds one).
+        judge: `"llm"`, `"heuristic"`, `"auto"` (the LLM when an Anthropic key is set),
+            or a judge you built (`make_judge`).
         model: The LLM judge's model (default `SCORER_MODEL`, `claude-sonnet-5-5`).
+        effort: The LLM judge's `output_config.effort` (default `SCORER_EFFORT`, medium).
+        fallback_model: Where a refused request is retried (default
+            `SCORER_FALLBACK_MODEL`, claude-sonnet-4-6; "" for none).
         task: The task statement, used when the session has none.
         budget: Chunk token budget (default `SCORER_CHUNK_BUDGET`).
         overlap: Events repeated between chunks (default `SCORER_CHUNK_OVERLAP`).
-        store: Save the card to the local SQLite store (`$SCORER_HOME/scores.sqlite3`).
-        client: An `anthropic.Anthropic` client for the LLM judge (default: from settings).
-        effort: The LLM judge's `output_config.effort` (default `SCORER_EFFORT`, medium).
-        fallback_model: Where a refused request is retried (default
-            `SCORER_FALLBACK_MODEL`, claude-sonnet-4-6).
+        sinks: Where the card goes, published once (`sinks.base.publish`): local ones
+            first, remote ones (a `LangfuseSink`) only for a scored card. None means the
+            local store (`$SCORER_HOME/scores.sqlite3`); `[]` publishes nowhere.
+        client: An `anthropic.Anthropic` for the LLM judge (default: from the settings).
         on_stage: Called with each `scorer.stages.Stage` reached: `fetch`, `prepare`,
             `judge`, then for a chunked session `chunk i/n` and `final`, and `store`.
 
     Returns:
-        The prepared (redacted, chunked) session and its scorecard. A session the judge
+        The prepared session, its card and what the sinks took. A session the judge
         cannot score (invalid output twice, refused by the fallback too, too long) is an
         unscored card with its reason, not an exception.
 
@@ -158,16 +157,51 @@ def score_session(
         CredentialsError: The judge's key is missing or rejected.
         JudgeError: The judge API failed after retries (429/529/5xx/network) or rejected
             the request.
+        SinkError: A local store could not be written (checked before the judge runs).
     """
+    settings = run_settings()
     with watch_stages(on_stage):
         report_stage("fetch")
         session = source.load()
         if task and not session.task:
             session.task = task
         report_stage("prepare")
-        prepared = prepare(session, budget=budget, overlap=overlap)
-        card = judge_and_store(
-            prepared, judge=judge, model=model, store=store, client=client, effort=effort,
-            fallback_model=fallback_model,
-        )  # fmt: skip
-    return prepared, card
+        prepared = PrepOptions.from_settings(settings, budget=budget, overlap=overlap).run(session)
+        if isinstance(judge, str):  # after the load: a bad file is reported first
+            judge = judge_from_settings(
+                judge, settings, model=model, effort=effort, fallback_model=fallback_model,
+                client=client,
+            )  # fmt: skip
+        _check_stores(sinks, settings)  # before a paid call, not after it
+        report_stage("judge")
+        card = judge_session(prepared, judge).card
+        assert card is not None  # no cost cap: always started
+        published = _publish(card, sinks)
+    return ScoreResult(prepared, card, published)
+
+
+def _check_stores(sinks: Sequence[ScoreSink] | None, settings: Settings) -> None:
+    """`SinkError` now when a store the card goes to could not be written."""
+    from scorer.sinks.store import ScoreStore
+    from scorer.sinks.writable import check_writable
+
+    if sinks is None:
+        check_writable(settings.store_path)
+    for sink in sinks or []:
+        if isinstance(sink, ScoreStore):
+            check_writable(sink.path)
+
+
+def _publish(card: Scorecard, sinks: Sequence[ScoreSink] | None) -> Published:
+    if sinks is None:
+        from scorer.sinks.store import ScoreStore
+
+        report_stage("store")
+        with ScoreStore() as store:
+            return publish(card, [store])
+    if card.status != "scored":  # an unscored card is kept locally, never pushed
+        sinks = [s for s in sinks if not s.remote]
+    if not sinks:
+        return Published()
+    report_stage("store")
+    return publish(card, sinks)

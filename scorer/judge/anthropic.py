@@ -27,16 +27,15 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from scorer._version import package_version
-from scorer.errors import ConfigError, JudgeError, ScorerError
+from scorer.errors import CredentialsError, JudgeError, ScorerError
 from scorer.judge import prompts as P
 from scorer.judge.calls import CallSettler
 from scorer.judge.catalog import (
-    EFFORTS,
     CallKind,
     ModelDeprecationWarning,
     context_window,
@@ -45,7 +44,7 @@ from scorer.judge.catalog import (
 )
 from scorer.judge.checklist import checklist_conflict, goal_from_checklist
 from scorer.judge.client import ContextWindowExceeded, api_failure, count_tokens, make_client, send
-from scorer.judge.cost import Pricing, load_pricing
+from scorer.judge.config import JudgeConfig
 from scorer.judge.reply import (
     M,
     Unscored,
@@ -54,13 +53,12 @@ from scorer.judge.reply import (
     build_scores,
     known_events,
 )
-from scorer.judge.rubric import Rubric, default_rubric
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
 from scorer.judge.sdk import anthropic
-from scorer.models import Chunk, JudgeUsage, Scorecard
+from scorer.models import Chunk, JudgeKind, JudgeUsage, Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
 from scorer.priority import NOTES, call_priority
-from scorer.settings import get_settings
+from scorer.settings import DEFAULT_TOKEN_SAFETY
 from scorer.stages import counted_stage, report_stage
 
 __all__ = [
@@ -79,77 +77,79 @@ NEAR_LIMIT = 0.85
 """Confirm a request with `count_tokens` only when its estimate passes this share of the room."""
 
 
+class Counter(Protocol):
+    """A token estimator (`prepare.tokens.TokenCounter`, or a test's stand-in)."""
+
+    def count(self, text: str) -> int: ...
+
+
 class AnthropicJudge:
     """Judge sessions with a Claude model (Sonnet by default).
 
     Args:
-        client: An `anthropic.Anthropic`; created lazily from the environment when None.
-        model: Model id (default: `SCORER_MODEL` or claude-sonnet-5-5).
-        rubric: The rubric; defaults to the bundled score configs.
+        client: An `anthropic.Anthropic` (`judge.client.make_client(settings)`); None for a
+            judge that only builds and estimates requests (sending raises
+            `CredentialsError`).
+        config: Model, effort, fallback model, rubric, prompts, limits and prices (default:
+            `JudgeConfig()`, the documented defaults).
         max_concurrency: Parallel notes calls for chunked sessions.
-        pricing: Price table for `cost_usd`.
-        counter: Token estimator with `.count(text)`; defaults to `TokenCounter`.
+        counter: Token estimator with `.count(text)`; defaults to a `TokenCounter` at
+            the config's estimate factor.
         verify_tokens: Confirm a request near the limit with `count_tokens` before
-            sending; None means "when ANTHROPIC_API_KEY is set".
-        prompts: Prompt templates; defaults to the bundled `prompts/`.
-        effort: `output_config.effort` (default `SCORER_EFFORT`, medium).
-        fallback_model: Where a refusal is retried (default `SCORER_FALLBACK_MODEL`;
-            "" for none).
-
-    Raises:
-        ConfigError: `effort` is not one of low, medium, high, xhigh, max.
+            sending; None means "when there is a client".
     """
 
-    kind = "llm"
+    kind: JudgeKind = "llm"
 
     def __init__(
         self,
         client: anthropic.Anthropic | None = None,
+        config: JudgeConfig | None = None,
         *,
-        model: str | None = None,
-        rubric: Rubric | None = None,
         max_concurrency: int = 4,
-        pricing: Pricing | None = None,
-        counter: Any = None,
+        counter: Counter | None = None,
         verify_tokens: bool | None = None,
-        prompts: P.PromptSet | None = None,
-        effort: str | None = None,
-        fallback_model: str | None = None,
     ) -> None:
-        settings = get_settings()
-        self.model = model or settings.model
-        self.effort = effort or settings.effort
-        if self.effort not in EFFORTS:
-            raise ConfigError(f"effort must be one of {', '.join(EFFORTS)}, got {self.effort!r}")
-        self.fallback_model = (
-            settings.fallback_model if fallback_model is None else fallback_model
-        ) or None
-        self.rubric = rubric or default_rubric()
+        self.config = c = config or JudgeConfig()
+        self.model, self.effort, self.fallback_model = c.model, c.effort, c.fallback_model
+        self.rubric, self.prompts, self.pricing = c.rubric, c.prompts, c.pricing
+        self.prompt_version = c.prompts.version
         self.max_concurrency = max(1, max_concurrency)
-        self.pricing = pricing or load_pricing()
-        self.prompts = prompts or P.default_prompts()
         self._counter = counter
-        self._verify_tokens = verify_tokens
+        self._verify_tokens = client is not None if verify_tokens is None else verify_tokens
         self._client = client.with_options(max_retries=0) if client is not None else None
         self._reply_model = scoring_model(self.rubric)
         self._system = P.system_blocks(self.prompts, self.rubric)
-        self.context_window = context_window(self.model, settings.context_window)
-        self.max_prompt_tokens = settings.max_prompt_tokens
+        self.context_window = context_window(self.model, c.context_window)
+        self.max_prompt_tokens = c.max_prompt_tokens
         self._overhead: dict[str, int] = {}
         warn_if_deprecated(self.model)
 
     @property
     def client(self) -> anthropic.Anthropic:
+        """The Messages API client.
+
+        Raises:
+            CredentialsError: The judge was built without one (no key was configured).
+        """
         if self._client is None:
-            self._client = make_client()
+            raise CredentialsError(
+                "ANTHROPIC_API_KEY is not set: export it (or ANTHROPIC_AUTH_TOKEN) to use "
+                "the Sonnet judge"
+            )
         return self._client
 
     @property
-    def counter(self) -> Any:
+    def has_client(self) -> bool:
+        """Whether this judge can call the API (else it only builds and estimates)."""
+        return self._client is not None
+
+    @property
+    def counter(self) -> Counter:
         if self._counter is None:
             from scorer.prepare.tokens import TokenCounter
 
-            self._counter = TokenCounter(get_settings().estimate_factor)
+            self._counter = TokenCounter(self.config.estimate_factor)
         return self._counter
 
     @property
@@ -208,13 +208,20 @@ class AnthropicJudge:
             prepared.chunks,
             session_id=session.session_id,
             source=session.source.value,
+            safety_factor=prepared.safety_factor,
         )
         if prepared.notes:
             card.meta["notes"] = list(prepared.notes)
         return card
 
     def judge_chunks(
-        self, header: str, chunks: Sequence[Chunk], *, session_id: str, source: str
+        self,
+        header: str,
+        chunks: Sequence[Chunk],
+        *,
+        session_id: str,
+        source: str,
+        safety_factor: float = DEFAULT_TOKEN_SAFETY,
     ) -> Scorecard:
         """Score one session from its (already redacted) chunks.
 
@@ -223,6 +230,7 @@ class AnthropicJudge:
             chunks: The rendered, redacted chunks in order.
             session_id: Stored with the card.
             source: Source kind, stored with the card.
+            safety_factor: The factor the chunker's token counts carry.
 
         Returns:
             A scored card, or an unscored one (reason and raw reply kept).
@@ -237,6 +245,7 @@ class AnthropicJudge:
         tally = UsageTally()
         meta: dict[str, Any] = {"cost_estimated": self.pricing.is_estimated(self.model)}
         try:
+            meta["prompt_tokens"] = self.check_chunks(header, chunks, safety_factor)
             reply = self._run(header, chunks, tally, meta)
         except Unscored as e:
             return self.make_card(
@@ -404,7 +413,6 @@ class AnthropicJudge:
     ) -> ScoringReplyBase:
         settler = self.settler(tally)
         try:
-            meta["prompt_tokens"] = self.check_chunks(header, chunks)
             if len(chunks) == 1:
                 return settler.call(
                     self.scoring_request(header, chunks[0]), self._reply_model, "score"
@@ -448,10 +456,15 @@ class AnthropicJudge:
             self._overhead[kind] = self.counter.count(text)
         return self._overhead[kind]
 
-    def estimate_chunk(self, chunk: Chunk, kind: CallKind) -> int:
-        """Prompt tokens of `chunk`'s request from the chunker's own count (no re-tokenising)."""
-        settings = get_settings()
-        scale = settings.estimate_factor / settings.token_safety_factor
+    def estimate_chunk(
+        self, chunk: Chunk, kind: CallKind, safety_factor: float = DEFAULT_TOKEN_SAFETY
+    ) -> int:
+        """Prompt tokens of `chunk`'s request from the chunker's own count (no re-tokenising).
+
+        `safety_factor` is the one the chunker counted with: it comes off before the
+        estimate factor goes on.
+        """
+        scale = self.config.estimate_factor / safety_factor
         return math.ceil(chunk.tokens * scale) + self.overhead(kind)
 
     def room(self, kind: CallKind) -> int:
@@ -459,17 +472,20 @@ class AnthropicJudge:
         room = self.context_window - self.max_tokens(kind)
         return min(room, self.max_prompt_tokens) if self.max_prompt_tokens else room
 
-    def check_chunks(self, header: str, chunks: Sequence[Chunk]) -> int:
+    def check_chunks(
+        self, header: str, chunks: Sequence[Chunk], safety_factor: float = DEFAULT_TOKEN_SAFETY
+    ) -> int:
         """The largest request's prompt tokens; raises ContextWindowExceeded when it cannot fit.
 
-        Estimated from `Chunk.tokens`; only a request near the ceiling is confirmed with
-        `count_tokens` (when a key is set), so a normal session costs no extra call.
+        Estimated from `Chunk.tokens` (counted at `safety_factor`); only a request near the
+        ceiling is confirmed with `count_tokens` (when the judge has a client), so a normal
+        session costs no extra call.
         """
         kind = self._kind(chunks)
-        sizes = [self.estimate_chunk(c, kind) for c in chunks]
+        sizes = [self.estimate_chunk(c, kind, safety_factor) for c in chunks]
         largest = max(range(len(chunks)), key=sizes.__getitem__)
         tokens, room = sizes[largest], self.room(kind)
-        if tokens > NEAR_LIMIT * room and self._should_verify():
+        if tokens > NEAR_LIMIT * room and self._verify_tokens:
             chunk = chunks[largest]
             if kind == "score":
                 params = self.scoring_request(header, chunk)
@@ -480,8 +496,3 @@ class AnthropicJudge:
         if tokens > room:
             raise ContextWindowExceeded(tokens, room, chunks[largest].index)
         return tokens
-
-    def _should_verify(self) -> bool:
-        if self._verify_tokens is not None:
-            return self._verify_tokens
-        return get_settings().anthropic_configured

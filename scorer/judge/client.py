@@ -17,14 +17,18 @@ the heuristic path never loads it.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer.errors import CredentialsError, JudgeError, OverRateLimit, RunStopped
 from scorer.judge.catalog import NONSTREAMING_MAX_TOKENS
 from scorer.judge.retry import call_with_retries, cause_of, classify, describe, stopped
 from scorer.judge.sdk import anthropic
 from scorer.pacing import MeteredRequest, metered
-from scorer.settings import get_settings
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from scorer.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -48,16 +52,23 @@ class ContextWindowExceeded(JudgeError):
 
 
 def make_client(
-    *, http_client: Any = None, hint: str = "to use the Sonnet judge"
+    settings: Settings,
+    *,
+    http_client: httpx2.Client | None = None,
+    hint: str = "to use the Sonnet judge",
 ) -> anthropic.Anthropic:
     """The one Anthropic client factory: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, and
-    ANTHROPIC_BASE_URL, all read through `Settings` (so `.env` applies); SDK retries off.
+    ANTHROPIC_BASE_URL, from the settings the caller read (so `.env` applies); SDK
+    retries off (`judge.retry` decides).
 
     Args:
+        settings: Where the credentials come from.
         http_client: An `httpx2.Client` (backfill passes its rate-limited one).
         hint: Ends the missing-credentials message.
+
+    Raises:
+        CredentialsError: Neither a key nor a token is set.
     """
-    settings = get_settings()
     settings.require_anthropic(hint)
     return anthropic.Anthropic(
         api_key=settings.anthropic_api_key,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scorer.errors import ConfigError
 from scorer.models import JudgeUsage
-from scorer.settings import DEFAULT_MODEL, get_settings
+from scorer.settings import DEFAULT_MODEL
 
 _PER_TOKEN = 1 / 1_000_000
 
@@ -96,13 +96,13 @@ def cost_usd(
         usage: Token counts summed over the calls (input excludes cache reads/writes).
         model: Model id; unknown ids use the fallback model's prices.
         batch: Priced as Message Batches (-50%).
-        pricing: Price table; defaults to `load_pricing()`.
+        pricing: Price table; defaults to the built-in prices.
     """
-    return (pricing or load_pricing()).cost_usd(usage, model, batch=batch)
+    return (pricing or Pricing()).cost_usd(usage, model, batch=batch)
 
 
 def load_pricing(path: Path | None = None) -> Pricing:
-    """The price table: `path`, else the TOML file named by `SCORER_PRICES`, else defaults.
+    """The price table from the TOML file `path` (`SCORER_PRICES`), else the defaults.
 
     The file has the `Pricing` fields, e.g.::
 
@@ -114,7 +114,6 @@ def load_pricing(path: Path | None = None) -> Pricing:
 
     Models listed in the file are added to (or replace) the built-in entries.
     """
-    path = path or get_settings().prices_file
     if path is None:
         return Pricing()
     try:

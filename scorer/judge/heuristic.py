@@ -47,6 +47,7 @@ from scorer.models import (
     Event,
     EventKind,
     EvidenceRef,
+    JudgeKind,
     Recommendation,
     Scorecard,
     Session,
@@ -149,7 +150,9 @@ def _unread_edits(calls: list[Event]) -> list[int]:
 class HeuristicJudge:
     """Scores a session from its signals with the documented rules above."""
 
-    kind = "heuristic"
+    kind: JudgeKind = "heuristic"
+    model: str | None = None
+    prompt_version = HEURISTIC_VERSION
 
     def __init__(self, rubric: Rubric | None = None) -> None:
         self.rubric = rubric or default_rubric()

@@ -19,16 +19,18 @@ import hashlib
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from scorer.errors import ConfigError
 from scorer.judge.rubric import Rubric
-from scorer.judge.schema import ChunkNotes
 from scorer.models import Chunk
 from scorer.prepare.fence import skeleton
 from scorer.resources import data_dir
+
+if TYPE_CHECKING:  # the schema module loads the SDK; prompts are read without it
+    from scorer.judge.schema import ChunkNotes
 
 PROMPT_FILES = (
     "system.md",

@@ -15,8 +15,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from scorer.settings import get_settings
-
 _SCHEMA = "CREATE TABLE IF NOT EXISTS token_counts (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL)"
 
 
@@ -28,34 +26,39 @@ def content_key(params: dict[str, Any]) -> str:
 
 
 class TokenCountCache:
-    """A thread-safe key → tokens table; in memory when `path` is None.
+    """A thread-safe key → tokens table; in memory only when `path` is None.
 
     Args:
-        path: SQLite file (default: `token-counts.sqlite3` under `SCORER_HOME`).
+        path: SQLite file (the edge passes `$SCORER_HOME/token-counts.sqlite3`).
     """
 
-    def __init__(self, path: Path | None = None, *, memory: bool = False) -> None:
+    def __init__(self, path: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._memory: dict[str, int] = {}
+        self._path = path
+        """Opened on first use: a run that counts nothing leaves no file."""
         self._db: sqlite3.Connection | None = None
-        if not memory:
-            path = path or get_settings().home / "token-counts.sqlite3"
+
+    def _open(self) -> sqlite3.Connection | None:
+        """The SQLite file (under the lock), opened now if it was not yet."""
+        if self._db is None and self._path is not None:
+            path, self._path = self._path, None  # tried once
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self._db = sqlite3.connect(path, check_same_thread=False)
                 self._db.execute(_SCHEMA)
             except (OSError, sqlite3.Error):  # read-only home: a per-process cache still helps
                 self._db = None
+        return self._db
 
     def get(self, key: str) -> int | None:
         with self._lock:
             if key in self._memory:
                 return self._memory[key]
-            if self._db is None:
+            db = self._open()
+            if db is None:
                 return None
-            row = self._db.execute(
-                "SELECT tokens FROM token_counts WHERE key = ?", (key,)
-            ).fetchone()
+            row = db.execute("SELECT tokens FROM token_counts WHERE key = ?", (key,)).fetchone()
             if row is not None:
                 self._memory[key] = int(row[0])
             return self._memory.get(key)
@@ -63,11 +66,10 @@ class TokenCountCache:
     def put(self, key: str, tokens: int) -> None:
         with self._lock:
             self._memory[key] = tokens
-            if self._db is not None:
-                with self._db:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO token_counts VALUES (?, ?)", (key, tokens)
-                    )
+            db = self._open()
+            if db is not None:
+                with db:
+                    db.execute("INSERT OR REPLACE INTO token_counts VALUES (?, ?)", (key, tokens))
 
     def close(self) -> None:
         with self._lock:

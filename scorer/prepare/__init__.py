@@ -1,7 +1,7 @@
 """The pure middle of the pipeline: render a session, compute signals, chunk for the judge."""
 
 from scorer.prepare.chunk import chunk_events, chunk_session
-from scorer.prepare.prepared import Prepared, prepare, rechunk
+from scorer.prepare.prepared import Prepared, PrepOptions, prepare, rechunk
 from scorer.prepare.render import (
     DEFAULT_MAX_OUTPUT_CHARS,
     RenderedEvent,
@@ -29,6 +29,7 @@ from scorer.prepare.verification import FinalVerification, final_verification
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
     "FinalVerification",
+    "PrepOptions",
     "Prepared",
     "RenderedEvent",
     "RepeatedFailure",

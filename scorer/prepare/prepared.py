@@ -8,7 +8,7 @@ frozen: a re-chunk (`rechunk`) returns a new one with a note saying why.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from scorer._gc import without_gc
 from scorer.models import Chunk, Session
@@ -18,7 +18,10 @@ from scorer.prepare.render import RenderedEvent, render_events, render_header
 from scorer.prepare.signals import Signals, compute_signals
 from scorer.prepare.signals_block import signals_block
 from scorer.prepare.tokens import TokenCounter
-from scorer.settings import get_settings
+from scorer.settings import DEFAULT_CHUNK_BUDGET, DEFAULT_CHUNK_OVERLAP, DEFAULT_TOKEN_SAFETY
+
+if TYPE_CHECKING:
+    from scorer.settings import Settings
 
 RECHUNK_ATTEMPTS = 2
 RECHUNK_SHRINK = 0.8
@@ -47,36 +50,67 @@ class Prepared:
     budget: int
     """Token budget per chunk."""
     overlap: int
+    safety_factor: float = DEFAULT_TOKEN_SAFETY
+    """The multiplier on tiktoken counts the chunks were planned with (`rechunk` keeps it)."""
     notes: tuple[str, ...] = ()
     """What happened while judging (a re-chunk); copied to the scorecard's `meta["notes"]`."""
+
+
+@dataclass(frozen=True)
+class PrepOptions:
+    """How a run chunks its sessions, decided once at the edge (CLI, job entry points)."""
+
+    budget: int = DEFAULT_CHUNK_BUDGET
+    """Tokens per chunk (`SCORER_CHUNK_BUDGET`, `--budget`)."""
+    overlap: int = DEFAULT_CHUNK_OVERLAP
+    """Events repeated between chunks (`SCORER_CHUNK_OVERLAP`, `--overlap`)."""
+    safety_factor: float = DEFAULT_TOKEN_SAFETY
+    """Multiplier on tiktoken counts (`SCORER_TOKEN_SAFETY`)."""
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, budget: int | None = None, overlap: int | None = None
+    ) -> PrepOptions:
+        """The settings' chunking, with a command's `--budget` / `--overlap` over them."""
+        return cls(
+            budget=budget or settings.chunk_budget,
+            overlap=settings.chunk_overlap if overlap is None else overlap,
+            safety_factor=settings.token_safety_factor,
+        )
+
+    def run(self, session: Session) -> Prepared:
+        """`prepare(session)` with these options."""
+        return prepare(
+            session, budget=self.budget, overlap=self.overlap, safety_factor=self.safety_factor
+        )
 
 
 @without_gc
 def prepare(
     session: Session,
     *,
-    budget: int | None = None,
-    overlap: int | None = None,
-    safety_factor: float | None = None,
+    budget: int = DEFAULT_CHUNK_BUDGET,
+    overlap: int = DEFAULT_CHUNK_OVERLAP,
+    safety_factor: float = DEFAULT_TOKEN_SAFETY,
 ) -> Prepared:
-    """Redact, render, compute signals and chunk one session.
+    """Redact, render, compute signals and chunk one session (pure: reads no settings).
 
     Args:
         session: The session as its source loaded it (secrets and all).
-        budget: Tokens per chunk (default `SCORER_CHUNK_BUDGET`).
-        overlap: Events repeated between chunks (default `SCORER_CHUNK_OVERLAP`).
-        safety_factor: Token-estimate multiplier (default `SCORER_TOKEN_SAFETY_FACTOR`).
+        budget: Tokens per chunk (the CLI and jobs pass `SCORER_CHUNK_BUDGET`).
+        overlap: Events repeated between chunks (`SCORER_CHUNK_OVERLAP`).
+        safety_factor: Token-estimate multiplier (`SCORER_TOKEN_SAFETY`).
     """
-    settings = get_settings()
-    budget = budget or settings.chunk_budget
-    overlap = settings.chunk_overlap if overlap is None else overlap
-    counter = TokenCounter(safety_factor or settings.token_safety_factor)
+    counter = TokenCounter(safety_factor)
     clean, report = redact_session(session)
     signals = compute_signals(clean)
     header = render_header(clean) + "\n\n" + signals_block(signals)
     events = render_events(clean)
     chunks = chunk_events(header, events, budget=budget, overlap=overlap, counter=counter)
-    return Prepared(clean, header, tuple(events), signals, tuple(chunks), report, budget, overlap)
+    return Prepared(
+        clean, header, tuple(events), signals, tuple(chunks), report, budget, overlap,
+        safety_factor,
+    )  # fmt: skip
 
 
 def rechunk(prepared: Prepared, exc: TooLong) -> Prepared:
@@ -91,7 +125,7 @@ def rechunk(prepared: Prepared, exc: TooLong) -> Prepared:
     base = min(prepared.budget, max((c.tokens for c in prepared.chunks), default=prepared.budget))
     floor = min(MIN_BUDGET, prepared.budget // 2)  # never grow; never shrink to nothing
     budget = max(floor, int(base * min(ratio, 1.0) * RECHUNK_SHRINK))
-    counter = TokenCounter(get_settings().token_safety_factor)
+    counter = TokenCounter(prepared.safety_factor)  # what `prepare()` was given
     chunks = chunk_events(
         prepared.header,
         list(prepared.events),

@@ -8,8 +8,9 @@ is cached and `TokenCounter`s share it): importing this module costs nothing, so
 that never count tokens (`--help`, the Langfuse sink) do not pay for it.
 
 Building the encoding means parsing 100k base64 lines in Python (~60 ms) before the
-tokenizer itself is built (~40 ms). The parsed tables are kept in `SCORER_CACHE_DIR` as a
-marshal file, which loads in ~15 ms; a missing, stale or unreadable cache file is simply
+tokenizer itself is built (~40 ms). The parsed tables are kept in the cache dir as a
+marshal file, which loads in ~15 ms (the edge points it at `SCORER_CACHE_DIR` with
+`use_cache_dir`; the platform's user cache dir otherwise); a missing, stale or unreadable cache file is simply
 rebuilt from tiktoken's own constructor, so the encoding is always tiktoken's.
 """
 
@@ -35,6 +36,23 @@ _CACHE_FORMAT = 1
 
 
 _BUILD_LOCK = threading.Lock()
+_cache_dir: Path | None = None
+
+
+def use_cache_dir(path: Path) -> None:
+    """Keep the parsed tables under `path` (`SCORER_CACHE_DIR`, set where the program is
+    assembled); before the encoding is first built, or after `forget_encoding`."""
+    global _cache_dir
+    _cache_dir = path
+
+
+def cache_dir() -> Path:
+    """Where the parsed tables are kept (the platform's user cache dir by default)."""
+    if _cache_dir is not None:
+        return _cache_dir
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("session-scorer"))
 
 
 @cache
@@ -74,12 +92,10 @@ def _cache_file(name: str, constructor: Callable[[], dict[str, Any]]) -> Path:
 
     import tiktoken
 
-    from scorer.settings import get_settings
-
     source = Path(inspect.getsourcefile(inspect.unwrap(constructor)) or "")
     stamp = source.stat() if source.is_file() else None
     key = f"{stamp.st_size}-{stamp.st_mtime_ns}" if stamp else "nosource"
-    return get_settings().cache_dir / f"{name}-tiktoken{tiktoken.__version__}-{key}.marshal"
+    return cache_dir() / f"{name}-tiktoken{tiktoken.__version__}-{key}.marshal"
 
 
 def _encoding_params(name: str, constructor: Callable[[], dict[str, Any]]) -> dict[str, Any]:

@@ -157,26 +157,50 @@ class ScoreStore:
     remote = False
     """A `ScoreSink` that is the local record: `publish` writes it first."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, open_now: bool = True) -> None:
+        """Open the store (`open_now=False`: on first use, so a command that fails before
+        writing leaves no file behind)."""
         self.path = Path(path) if path else get_settings().store_path
         self._lock = threading.RLock()
         """Guards the one connection (reads too)."""
         self._write_lock = write_lock(self.path)
         """Shared with the ledger, which writes the same file (see `scorer._sqlite`)."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = connect(self.path)
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
-        except OSError as e:
-            reason = (e.strerror or e.__class__.__name__).lower()
-            raise SinkError(f"cannot open score store {self.path}: {reason}") from None
-        except sqlite3.Error as e:
-            raise SinkError(f"cannot open score store {self.path}: {e}") from None
+        self._conn: sqlite3.Connection | None = None
+        if open_now:
+            self._connect()
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._connect()
+        assert self._conn is not None
+        return self._conn
+
+    def _connect(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                return
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._conn = connect(self.path)
+                self._conn.execute("PRAGMA foreign_keys=ON")
+                self._migrate()
+            except OSError as e:
+                self.close()
+                reason = (e.strerror or e.__class__.__name__).lower()
+                raise SinkError(f"cannot open score store {self.path}: {reason}") from None
+            except sqlite3.Error as e:
+                self.close()
+                raise SinkError(f"cannot open score store {self.path}: {e}") from None
+            except BaseException:  # a store from a newer version, say
+                self.close()
+                raise
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def __enter__(self) -> ScoreStore:
         return self

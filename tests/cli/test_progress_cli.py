@@ -87,9 +87,9 @@ def test_score_session_reports_every_stage_of_a_chunked_llm_run(monkeypatch):
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         get_settings.cache_clear()
-        _, card = score_session(
+        card = score_session(
             resolve(str(DEMO)), judge="llm", budget=1500, on_stage=lambda s: seen.append(str(s))
-        )
+        ).card
     assert card.status == "scored" and card.n_chunks == 2
     assert seen[:3] == ["fetch", "prepare", "judge"]
     assert "chunk 0/2" in seen and "chunk 2/2" in seen

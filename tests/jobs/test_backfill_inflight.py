@@ -75,7 +75,7 @@ def chunked(tmp_path, monkeypatch):
     paths = chunked_projects(root, 6)
     monkeypatch.setenv("SCORER_CHUNK_BUDGET", str(BUDGET))
     get_settings.cache_clear()
-    chunks = len(prepare(ClaudeCodeSource(paths[0]).load()).chunks)
+    chunks = len(prepare(ClaudeCodeSource(paths[0]).load(), budget=BUDGET).chunks)
     assert chunks >= 3  # the premise: every session makes chunks + 1 judge calls
     return root, chunks
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from typer.testing import CliRunner
 
 from scorer.cli.main import app
 from scorer.jobs import estimate as E
+from scorer.judge.anthropic import AnthropicJudge
 from scorer.judge.catalog import expected_output
+from scorer.judge.client import make_client
+from scorer.judge.config import JudgeConfig
+from scorer.judge.token_counts import TokenCountCache
 from scorer.prepare import prepare
 from scorer.prepare.tokens import TokenCounter
 from scorer.settings import get_settings
@@ -21,22 +24,21 @@ from tests.fakes.anthropic import FakeAnthropic, claude_like_count, serve
 DEMO = REPO / "examples" / "demo-session.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def fresh_estimators(monkeypatch):
-    monkeypatch.setattr(E, "_ESTIMATORS", {})
-    monkeypatch.setattr(E, "_CACHES", {})
-    monkeypatch.setattr(E, "_CLIENTS", {})
-
-
 def demo():
     return prepare(resolve(str(DEMO)).load())
 
 
+def estimator_judge(model: str = "claude-sonnet-5-5", effort: str | None = None, client=None):
+    """The judge an estimate prices, as the CLI builds it (no client: no key)."""
+    config = JudgeConfig.from_settings(get_settings(), model=model, effort=effort)
+    return AnthropicJudge(client, config, verify_tokens=False)
+
+
 def test_without_a_key_the_calibrated_factor_over_the_chunker_counts():
     prepared = demo()
-    est = E.estimate_prepared(prepared, model="claude-sonnet-5-5")
+    judge = estimator_judge()
+    est = E.estimate_prepared(prepared, judge)
     assert est.input_basis.startswith("cl100k x 1.30")
-    judge = E._estimator("claude-sonnet-5-5", "medium")
     params = judge.scoring_request(prepared.header, prepared.chunks[0])
     text = judge.system_text + params["messages"][0]["content"]
     truth = TokenCounter(1.3).count(text)
@@ -45,8 +47,8 @@ def test_without_a_key_the_calibrated_factor_over_the_chunker_counts():
 
 def test_output_estimate_includes_thinking_at_the_effort():
     prepared = demo()
-    medium = E.estimate_prepared(prepared, model="claude-sonnet-5-5", effort="medium")
-    high = E.estimate_prepared(prepared, model="claude-sonnet-5-5", effort="high")
+    medium = E.estimate_prepared(prepared, estimator_judge(effort="medium"))
+    high = E.estimate_prepared(prepared, estimator_judge(effort="high"))
     assert medium.output_tokens == expected_output("score", "medium")
     assert high.output_tokens > medium.output_tokens and high.cost_usd > medium.cost_usd
     assert "thinking at effort high" in high.output_basis
@@ -58,18 +60,19 @@ def test_with_a_key_count_tokens_decides_and_is_cached_on_disk(monkeypatch, clea
     with serve(fake) as url:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
-        get_settings.cache_clear()
-        est = E.estimate_prepared(prepared, model="claude-sonnet-5-5")
+        settings = get_settings()
+        judge = estimator_judge(client=make_client(settings))
+        counts = TokenCountCache(settings.token_counts_path)
+        est = E.estimate_prepared(prepared, judge, counts=counts)
         [body] = fake.count_token_bodies
         assert est.input_basis.startswith("count_tokens")
         assert est.input_tokens == claude_like_count(body)
-        assert (
-            est.input_tokens != E.estimate_prepared(prepared, model="x", exact=False).input_tokens
-        )
-        E.estimate_prepared(prepared, model="claude-sonnet-5-5")
+        assert est.input_tokens != E.estimate_prepared(prepared, judge, exact=False).input_tokens
+        E.estimate_prepared(prepared, judge, counts=counts)
         assert len(fake.count_token_bodies) == 1  # same content: cached
-        monkeypatch.setattr(E, "_CACHES", {})  # a new process: the disk cache answers
-        again = E.estimate_prepared(prepared, model="claude-sonnet-5-5", effort="high")
+        fresh = TokenCountCache(settings.token_counts_path)  # a new process: the disk answers
+        high = estimator_judge(effort="high", client=make_client(settings))
+        again = E.estimate_prepared(prepared, high, counts=fresh)
         assert again.input_tokens == est.input_tokens and len(fake.count_token_bodies) == 1
     assert (clean_env / "token-counts.sqlite3").exists()
 

@@ -166,12 +166,12 @@ def judged(case: str) -> dict[str, Any]:
     source, task = _source(name)
     budget = SMALL_BUDGET if kind == f"llm@{SMALL_BUDGET}" else None
     if kind == "heuristic":
-        _, card = score_session(source, judge="heuristic", task=task, store=False)
+        card = score_session(source, judge="heuristic", task=task, sinks=[]).card
         return {"card": card_view(card)}
     fake = _fake(kind)
-    _, card = score_session(
-        source, judge="llm", task=task, budget=budget, store=False, client=fake.client()
-    )
+    card = score_session(
+        source, judge="llm", task=task, budget=budget, sinks=[], client=fake.client()
+    ).card
     bodies = sorted(fake.message_bodies, key=lambda b: (_label(b) == "score", _label(b)))
     if kind in ("llm-repair", "llm-refusal"):
         bodies = fake.message_bodies  # the order is the point: first try, then the retry

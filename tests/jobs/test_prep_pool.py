@@ -123,7 +123,7 @@ def test_backfill_with_prep_workers_scores_like_without(tmp_path, monkeypatch):
             get_settings.cache_clear()
             if procs == "1":  # a pool already warm, so every session can use it
                 ready = _ready_pool()
-                monkeypatch.setattr(backfill, "_prep_pool", lambda opts, pool=ready: pool)
+                monkeypatch.setattr(backfill, "_prep_pool", lambda *args, pool=ready: pool)
             opts = BackfillOptions(
                 source="claude-code", projects_root=tmp_path / "projects", judge="llm",
                 concurrency=4,

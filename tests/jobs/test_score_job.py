@@ -1,11 +1,15 @@
-"""The score job: re-chunking when Claude counts more tokens than our estimate."""
+"""The score job: the judging step with the LLM judge, re-chunking when Claude counts more
+tokens than our estimate, and the public `score_session`."""
 
 from __future__ import annotations
 
 import json
 
-from scorer.jobs.score import judge_and_store
-from scorer.prepare import prepare
+from scorer.jobs.step import judge_session
+from scorer.judge.base import make_judge
+from scorer.models import Scorecard
+from scorer.prepare import Prepared, prepare
+from scorer.sinks.base import publish
 from scorer.sinks.store import ScoreStore
 from scorer.sources import resolve
 from tests.conftest import REPO
@@ -20,6 +24,14 @@ from tests.fakes.anthropic import (
 DEMO = REPO / "examples" / "demo-session.jsonl"
 
 
+def judge_and_store(prepared: Prepared, client) -> Scorecard:
+    card = judge_session(prepared, make_judge("llm", client=client)).card
+    assert card is not None
+    with ScoreStore() as store:
+        publish(card, [store])
+    return card
+
+
 def test_prompt_too_long_rechunks_with_a_smaller_budget_and_scores(monkeypatch):
     prepared = prepare(resolve(str(DEMO)).load(), budget=2_000)
     assert len(prepared.chunks) == 1
@@ -32,7 +44,7 @@ def test_prompt_too_long_rechunks_with_a_smaller_budget_and_scores(monkeypatch):
 
     too_long = error_response(400, message="prompt is too long: 250000 tokens > 200000 maximum")
     fake = FakeAnthropic([too_long] + [reply] * 12)
-    card = judge_and_store(prepared, judge="llm", client=fake.client())
+    card = judge_and_store(prepared, fake.client())
     assert card.status == "scored", card.unscored_reason
     assert card.n_chunks >= 2
     assert any("re-chunked" in n for n in card.meta["notes"])
@@ -53,7 +65,7 @@ def test_real_big_session_multi_chunk_llm_path(big_session, monkeypatch):
         return message_response(valid_scoring_payload(events=cited), cache_write=1_500)
 
     fake = FakeAnthropic([reply] * (n + 1))
-    card = judge_and_store(prepared, judge="llm", client=fake.client())
+    card = judge_and_store(prepared, fake.client())
     assert card.status == "scored", card.unscored_reason
     bodies = fake.message_bodies
     assert len(bodies) == n + 1 and card.n_chunks == n
@@ -70,7 +82,10 @@ def test_real_big_session_multi_chunk_llm_path(big_session, monkeypatch):
 def test_score_session_is_the_public_api(clean_env):
     from scorer import score_session
 
-    prepared, card = score_session(resolve(str(DEMO)), judge="heuristic", task="add stats")
+    prepared, card, published = score_session(
+        resolve(str(DEMO)), judge="heuristic", task="add stats"
+    )
+    assert published.written == ["store"]
     assert card.status == "scored" and card.judge == "heuristic"
     assert prepared.session.task  # the transcript's own task wins over the fallback
     assert ScoreStore().latest(card.session_id, judge="heuristic") is not None

@@ -12,10 +12,12 @@ import scorer
 from scorer.errors import CredentialsError, JudgeError
 from scorer.judge import retry
 from scorer.judge.anthropic import AnthropicJudge, ContextWindowExceeded, ModelDeprecationWarning
+from scorer.judge.config import JudgeConfig
 from scorer.judge.prompts import default_prompts
 from scorer.judge.rubric import default_rubric
 from scorer.judge.schema import ChunkNotes, output_config
 from scorer.models import Chunk
+from scorer.settings import get_settings
 from tests.fakes.anthropic import (
     FakeAnthropic,
     error_response,
@@ -41,9 +43,15 @@ def chunk(index: int, events: range, marker: str = "") -> Chunk:
     )
 
 
+def judge_for(client=None, *, counter=None, max_concurrency: int = 4, **options) -> AnthropicJudge:
+    """The judge as a command builds it: its options over the settings (env vars)."""
+    config = JudgeConfig.from_settings(get_settings(), **options)
+    return AnthropicJudge(client, config, counter=counter, max_concurrency=max_concurrency)
+
+
 def make_judge(fake: FakeAnthropic, **kwargs) -> AnthropicJudge:
     kwargs.setdefault("counter", CharCounter())
-    return AnthropicJudge(fake.client(), **kwargs)
+    return judge_for(fake.client(), **kwargs)
 
 
 def run(judge: AnthropicJudge, chunks: list[Chunk]):
@@ -232,7 +240,7 @@ def test_deprecated_model_warns():
 
 def test_without_a_key_the_estimate_decides_and_count_tokens_is_skipped():
     fake = FakeAnthropic([message_response(valid_scoring_payload())])
-    card = run(AnthropicJudge(fake.client()), [chunk(0, range(1, 3))])  # real TokenCounter
+    card = run(judge_for(fake.client()), [chunk(0, range(1, 3))])  # real TokenCounter
     assert fake.count_token_bodies == []
     assert 1000 < card.meta["prompt_tokens"] < 10_000
 

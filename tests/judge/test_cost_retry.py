@@ -130,7 +130,11 @@ def test_price_table_from_toml_overrides_and_extends(tmp_path, monkeypatch):
         "[models.my-model]\ninput = 1.0\noutput = 1.0\ncache_read = 0.1\n"
     )
     monkeypatch.setenv("SCORER_PRICES", str(table))
-    pricing = load_pricing()
+    from scorer.judge.config import JudgeConfig
+    from scorer.settings import get_settings
+
+    pricing = JudgeConfig.from_settings(get_settings()).pricing  # SCORER_PRICES at the edge
+    assert load_pricing(table) == pricing
     usage = JudgeUsage(input_tokens=1_000_000, output_tokens=1_000_000)
     assert pricing.cost_usd(usage, "claude-sonnet-5-5") == 24.0
     assert pricing.cost_usd(usage, "claude-sonnet-5-5", batch=True) == 9.6
@@ -138,4 +142,4 @@ def test_price_table_from_toml_overrides_and_extends(tmp_path, monkeypatch):
     assert not pricing.is_estimated("claude-sonnet-4-5")  # built-in entries kept
     table.write_text("models = 3\n")
     with pytest.raises(ConfigError):
-        load_pricing()
+        load_pricing(table)

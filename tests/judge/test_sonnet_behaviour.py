@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from scorer.errors import ConfigError
-from scorer.judge.anthropic import AnthropicJudge, ContextWindowExceeded
+from scorer.judge.anthropic import ContextWindowExceeded
 from scorer.judge.catalog import NONSTREAMING_MAX_TOKENS
 from scorer.prepare import prepare
 from scorer.settings import get_settings
@@ -22,7 +22,7 @@ from tests.fakes.anthropic import (
     thinking_reply,
     valid_scoring_payload,
 )
-from tests.judge.test_anthropic import CharCounter, chunk, make_judge, run
+from tests.judge.test_anthropic import CharCounter, chunk, judge_for, make_judge, run
 
 DEMO = REPO / "examples" / "demo-session.jsonl"
 
@@ -39,9 +39,9 @@ def test_effort_is_explicit_and_max_tokens_holds_thinking_plus_answer():
 def test_effort_setting_and_bad_effort(monkeypatch):
     monkeypatch.setenv("SCORER_EFFORT", "low")
     get_settings.cache_clear()
-    assert AnthropicJudge(counter=CharCounter()).effort == "low"
+    assert judge_for(counter=CharCounter()).effort == "low"
     with pytest.raises(ConfigError, match="effort must be one of"):
-        AnthropicJudge(counter=CharCounter(), effort="extreme")
+        judge_for(counter=CharCounter(), effort="extreme")
 
 
 def test_high_effort_budget_streams_instead_of_raising():
@@ -126,12 +126,12 @@ def test_the_answering_model_is_recorded():
 
 
 def test_context_window_comes_from_the_model_table_and_can_be_overridden(monkeypatch):
-    assert AnthropicJudge(counter=CharCounter()).context_window == 1_000_000
-    old = AnthropicJudge(counter=CharCounter(), model="claude-sonnet-4-5")
+    assert judge_for(counter=CharCounter()).context_window == 1_000_000
+    old = judge_for(counter=CharCounter(), model="claude-sonnet-4-5")
     assert old.context_window == 200_000
     monkeypatch.setenv("SCORER_CONTEXT_WINDOW", "300000")
     get_settings.cache_clear()
-    assert AnthropicJudge(counter=CharCounter()).context_window == 300_000
+    assert judge_for(counter=CharCounter()).context_window == 300_000
 
 
 def test_single_call_ceiling_setting_stops_a_request_before_sending(monkeypatch):
@@ -147,7 +147,7 @@ def test_count_tokens_only_near_the_limit_and_claude_counts_decide(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     get_settings.cache_clear()
     fake = FakeAnthropic([message_response(valid_scoring_payload())], count_tokens_value=None)
-    judge = AnthropicJudge(fake.client())
+    judge = judge_for(fake.client())
     run(judge, [chunk(0, range(1, 3))])
     assert fake.count_token_bodies == []  # far from a 1M window: no pre-flight call
 
@@ -157,7 +157,7 @@ def test_count_tokens_only_near_the_limit_and_claude_counts_decide(monkeypatch):
     get_settings.cache_clear()
     near = FakeAnthropic(count_tokens_value=ceiling + 1)
     with pytest.raises(ContextWindowExceeded) as info:
-        run(AnthropicJudge(near.client()), [chunk(0, range(1, 3))])
+        run(judge_for(near.client()), [chunk(0, range(1, 3))])
     [counted] = near.count_token_bodies
     assert counted["output_config"]["effort"] == "medium" and "max_tokens" not in counted
     assert info.value.tokens == ceiling + 1  # Claude's count decides, not the estimate
@@ -169,7 +169,7 @@ def test_context_window_exceeded_stop_reason_rechunks_and_scores():
     fake = FakeAnthropic(
         [context_exceeded_response(990_000), message_response(valid_scoring_payload())]
     )
-    card = AnthropicJudge(fake.client()).judge(prepared)
+    card = judge_for(fake.client()).judge(prepared)
     assert card.status == "scored" and len(fake.message_bodies) == 2
     assert "re-chunked" in card.meta["notes"][0]
     assert card.usage.requests == 2 and card.usage.input_tokens == 990_000 + 100  # both billed
@@ -178,7 +178,7 @@ def test_context_window_exceeded_stop_reason_rechunks_and_scores():
 def test_too_long_after_every_rechunk_is_unscored_too_long():
     prepared = prepare(resolve(str(DEMO)).load())
     fake = FakeAnthropic([context_exceeded_response()] * 3)
-    card = AnthropicJudge(fake.client()).judge(prepared)
+    card = judge_for(fake.client()).judge(prepared)
     assert card.status == "unscored" and card.unscored_code == "too_long"
     assert len(card.meta["notes"]) == 2
     assert card.usage.requests == 3 and card.cost_usd > 0
@@ -203,13 +203,13 @@ def test_near_limit_notes_request_is_counted_as_it_would_be_sent(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     get_settings.cache_clear()
     chunks = [chunk(0, range(1, 3)), chunk(1, range(3, 40)).model_copy(update={"tokens": 900})]
-    judge = AnthropicJudge(FakeAnthropic().client())
+    judge = judge_for(FakeAnthropic().client())
     ceiling = int(judge.estimate_chunk(chunks[1], "notes") / 0.9)
     monkeypatch.setenv("SCORER_MAX_PROMPT_TOKENS", str(ceiling))
     get_settings.cache_clear()
     fake = FakeAnthropic(count_tokens_value=ceiling + 5)
     with pytest.raises(ContextWindowExceeded) as info:
-        run(AnthropicJudge(fake.client()), chunks)
+        run(judge_for(fake.client()), chunks)
     [counted] = fake.count_token_bodies
     assert "chunk 2 of 2" in counted["messages"][0]["content"]
     assert info.value.chunk_index == 1 and fake.message_bodies == []

@@ -21,8 +21,7 @@ SAMPLES = [
 @pytest.fixture
 def fresh(monkeypatch, tmp_path):
     """An empty cache dir and no encoding built yet in this process."""
-    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
-    get_settings.cache_clear()
+    monkeypatch.setattr(tokens, "_cache_dir", tmp_path / "cache")
     tokens.forget_encoding()
     yield tmp_path / "cache"
     tokens.forget_encoding()
@@ -78,8 +77,7 @@ def test_damaged_cache_is_rebuilt(fresh, damage):
 def test_unwritable_cache_dir_is_not_an_error(monkeypatch, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    monkeypatch.setenv("SCORER_CACHE_DIR", str(blocker / "cache"))  # parent is a file
-    get_settings.cache_clear()
+    monkeypatch.setattr(tokens, "_cache_dir", blocker / "cache")  # parent is a file
     tokens.forget_encoding()
     try:
         assert tokens.TokenCounter(1.0).count("hello world") == 2
@@ -106,3 +104,15 @@ def test_threads_starting_together_build_the_encoding_once(fresh, monkeypatch):
     for t in threads:
         t.join()
     assert len(calls) == 1 and all(e is built[0] for e in built)
+
+
+def test_scorer_cache_dir_reaches_the_tokenizer_at_the_edge(monkeypatch, tmp_path):
+    """`SCORER_CACHE_DIR` is read where a run is assembled, never by the tokenizer."""
+    from scorer.jobs.setup import run_settings
+
+    monkeypatch.setattr(tokens, "_cache_dir", None)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "edge-cache"))
+    get_settings.cache_clear()
+    assert tokens.cache_dir() != tmp_path / "edge-cache"  # nothing read it yet
+    run_settings()
+    assert tokens.cache_dir() == tmp_path / "edge-cache"
