@@ -522,7 +522,11 @@ class FakeJudgeServer:
         if method == "GET":
             status, payload, extra = self.handle_get(path)
         else:
-            status, payload, extra = self.handle_post(path, json.loads(content or b"{}"))
+            body = json.loads(content or b"{}")
+            status, payload, extra = self.handle_post(path, body)
+            if status == 200 and body.get("stream"):  # `messages.stream` (large max_tokens)
+                streamed = sse_response(payload)
+                return httpx2.Response(200, content=streamed.content, headers=streamed.headers)
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         extra.setdefault("content-type", "application/json")
         return httpx2.Response(status, content=raw, headers=extra)

@@ -388,3 +388,60 @@ def test_batch_path_agrees_too_long_is_unscored_and_outage_is_failed(
         server.script = {}
         second = run_backfill(opts(root))
         assert (second.scored, second.skipped, second.failed) == (1, 1, 0)
+
+
+# --- the run's judge options reach batched requests ---------------------------------------
+
+
+class RefusingPrimary(FakeJudgeServer):
+    """Refuses every request to `model` (batched or not); answers other models normally.
+
+    Direct `/v1/messages` bodies are kept in `direct`."""
+
+    def __init__(self, model: str = MODEL, **kw) -> None:
+        super().__init__(**kw)
+        self.refused_model, self.direct = model, []
+
+    def handle_post(self, path: str, body: dict):
+        if path.endswith("/v1/messages"):
+            self.direct.append(body)
+        return super().handle_post(path, body)
+
+    def reply_for(self, body: dict) -> dict:
+        if body["model"] != self.refused_model:
+            return {**super().reply_for(body), "model": body["model"]}  # as the API answers
+        details = {"type": "refusal", "category": "cyber", "explanation": "policy"}
+        return FA.message_json(
+            "", stop_reason="refusal", output_tokens=3, model=body["model"], stop_details=details
+        )
+
+
+def test_batch_requests_carry_effort_and_a_refusal_falls_back_to_the_fallback_model(
+    tmp_path, judge_env
+):
+    root = tmp_path / "projects"
+    ids = make_projects(root, 2)
+    with RefusingPrimary() as server:
+        judge_env(server)
+        summary = run_backfill(opts(root, effort="high", fallback_model="claude-opus-4-6"))
+        batched = [r["params"] for b in server.batches.values() for r in b["requests"]]
+    assert len(batched) == 2 and {p["output_config"]["effort"] for p in batched} == {"high"}
+    assert {p["model"] for p in batched} == {MODEL}
+    # Each refused batched request is sent again, directly, to the fallback model.
+    assert [b["model"] for b in server.direct] == ["claude-opus-4-6"] * 2
+    assert {b["output_config"]["effort"] for b in server.direct} == {"high"}
+    assert summary.scored == 2, summary.failures
+    card = ScoreStore().latest(ids[0], judge="llm", model=MODEL)
+    assert card.effort == "high" and card.answered_by == "claude-opus-4-6"
+    assert [(r.model, r.category) for r in card.refusals] == [(MODEL, "cyber")]
+    assert card.meta["batch"]["direct_requests"] == 1
+
+
+def test_a_batch_refusal_without_a_fallback_is_unscored_refused(tmp_path, judge_env):
+    root = tmp_path / "projects"
+    make_projects(root, 1)
+    with RefusingPrimary() as server:
+        judge_env(server)
+        summary = run_backfill(opts(root, fallback_model=""))
+    assert server.direct == [] and summary.unscored == 1
+    assert "refused" in (summary.failures[0].reason or "")

@@ -264,7 +264,8 @@ class HookJob:
         path: Path,
         session: Session | None,
     ) -> Outcome:
-        from scorer.prepare import prepare
+        from scorer.jobs.setup import run_settings
+        from scorer.prepare import PrepOptions
 
         session = session or self._load(path, session_id)
         session.session_id = session_id
@@ -274,7 +275,7 @@ class HookJob:
             )
             if why:
                 return Outcome("skipped", why, session_id)
-        prepared = prepare(session)
+        prepared = PrepOptions.from_settings(run_settings()).run(session)
         if self.kind == "llm" and self.enforce:
             estimate = self._estimate(prepared)
             ok, spent = ledger.reserve(session_id, identity, estimate, self.policy.daily_cost_cap)
@@ -285,19 +286,29 @@ class HookJob:
 
     def _estimate(self, prepared: Prepared) -> float:
         from scorer.jobs.estimate import estimate_prepared
+        from scorer.jobs.setup import run_settings
+        from scorer.judge.anthropic import AnthropicJudge
+        from scorer.judge.config import JudgeConfig
 
-        est = estimate_prepared(prepared, model=self.env.model, effort=self.env.effort, exact=False)
-        return est.cost_usd
+        config = JudgeConfig.from_settings(
+            run_settings(), model=self.env.model, effort=self.env.effort
+        )
+        judge = AnthropicJudge(None, config, verify_tokens=False)
+        return estimate_prepared(prepared, judge, exact=False).cost_usd
 
     def _judge_and_publish(self, prepared: Prepared) -> Outcome:
-        from scorer.jobs.score import judge_and_store
+        from scorer.jobs.score import judge_from_settings
+        from scorer.jobs.setup import run_settings
+        from scorer.jobs.step import judge_session
         from scorer.sinks.base import ScoreSink, publish
         from scorer.sinks.store import ScoreStore
 
-        card = judge_and_store(
-            prepared, judge=self.kind, model=self.model, store=False, effort=self.env.effort,
+        judge = judge_from_settings(
+            self.kind, run_settings(), model=self.model, effort=self.env.effort,
             fallback_model=self.env.fallback_model,
         )  # fmt: skip
+        card = judge_session(prepared, judge).card  # the daily cap is the ledger's, above
+        assert card is not None
         card.meta["trigger"] = self.request.event
         with ScoreStore(self.env.store_path) as store:
             sinks: list[ScoreSink] = [store]
