@@ -4,8 +4,8 @@ backfill, the `--batch-api` backfill and calibration leaves the same stored card
 Each path runs against the same loopback Messages + Message Batches fake with its own
 store; the stored cards are compared field by field, and the stored timelines too. What
 legitimately differs is left out: when the card was made, its usage and cost (Message
-Batches bill half, and the fake's prompt cache warms differently) and `meta.batch` (the
-batch ids, on batched cards only).
+Batches bill half, and the fake's prompt cache warms differently), `meta.batch` (the
+batch ids, on batched cards only) and `collection` (calibration runs are kept apart).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from scorer.sources import resolve
 from tests.jobs.helpers import FakeJudgeServer, transcript_lines
 
 PATHS = ("score-session", "backfill", "batch-api", "calibration")
-DIFFERS = {"created_at", "usage", "cost_usd"}
+DIFFERS = {"created_at", "usage", "cost_usd", "collection"}
 """Card fields a path may legitimately change (see the module docstring)."""
 
 
