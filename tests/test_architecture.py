@@ -1,4 +1,5 @@
-"""The package's import graph has no cycles (lazy imports included), and no module in scorer/ outgrows 500 lines."""
+"""The package's import graph: no cycles and no upward imports (lazy and `TYPE_CHECKING`
+imports included), and no module in scorer/ outgrows 500 lines."""
 
 from __future__ import annotations
 
@@ -17,23 +18,53 @@ def module_name(path: Path) -> str:
 
 
 def imports_of(path: Path, modules: set[str]) -> set[str]:
-    """scorer.* modules a module imports, at module level or inside functions.
+    """scorer.* modules a module imports: at module level, inside functions, and under
+    `if TYPE_CHECKING:`.
 
     Function-local imports count: a lazy import that closes a loop is still a cycle (it
-    only moves the failure to run time). `if TYPE_CHECKING:` blocks do not count.
+    only moves the failure to run time). `TYPE_CHECKING` imports count too: a circle
+    held together by them is still two modules that need each other. `from pkg import
+    mod` names the submodule `pkg.mod`, not the package.
     """
     found: set[str] = set()
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            continue  # never executed at runtime
-        for sub in ast.walk(node):
-            names: list[str] = []
-            if isinstance(sub, ast.Import):
-                names = [a.name for a in sub.names]
-            elif isinstance(sub, ast.ImportFrom) and sub.module and sub.level == 0:
-                names = [sub.module] + [f"{sub.module}.{a.name}" for a in sub.names]
-            found |= {n for n in names if n in modules}
+    for sub in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(sub, ast.Import):
+            names = [a.name for a in sub.names]
+        elif isinstance(sub, ast.ImportFrom) and sub.module and sub.level == 0:
+            submodules = [f"{sub.module}.{a.name}" for a in sub.names]
+            names = [n for n in submodules if n in modules]
+            if len(names) < len(submodules):  # some names are the package's own
+                names.append(sub.module)
+        found |= {n for n in names if n in modules}
     return found
+
+
+LAYERS = (
+    ("scorer.langfuse_client", "scorer.langfuse_caps"),
+    ("scorer.prepare",),
+    ("scorer.live",),
+    ("scorer.sources",),
+    ("scorer.judge",),
+    ("scorer.sinks",),
+    ("scorer.results",),
+    ("scorer.calibrate", "scorer.view"),
+    ("scorer.jobs",),
+    ("scorer.cli",),
+)
+"""The pipeline, bottom to top: clients → prepare → live → sources → judge → sinks →
+results → calibrate/view → jobs → cli. Everything else under `scorer.` (models, errors,
+settings, the `_` helpers) is the foundation, layer 0; the package itself (its public
+API) is the top. A module may import its own layer and those below, never one above."""
+
+
+def layer(module: str) -> int:
+    if module == "scorer":
+        return len(LAYERS) + 1
+    for rank, prefixes in enumerate(LAYERS, start=1):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return rank
+    return 0
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -75,6 +106,34 @@ def test_no_import_cycle_in_scorer():
     graph = import_graph()
     assert "scorer.jobs.run_state" in graph["scorer.jobs.batches"]  # the graph is real
     assert find_cycle(graph) is None
+
+
+def test_the_layers_cover_every_package():
+    packages = {m.split(".")[1] for m in import_graph() if m.count(".") >= 2}
+    assert {p for p in packages if not layer(f"scorer.{p}.x")} == set()
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    graph = import_graph()
+    assert "scorer.judge.rubric" in graph["scorer.results.rows"]  # the graph is real
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if layer(target) > layer(module)
+    )
+    assert upward == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    assert layer("scorer.sinks.store") < layer("scorer.results.rows")
+    assert layer("scorer.settings") < layer("scorer.prepare.redact")
+    assert layer("scorer.jobs.score") < layer("scorer")
+
+
+def test_type_checking_imports_count():
+    graph = import_graph()
+    assert "scorer.sinks.store" in graph["scorer.results.rows"]  # imported for types only
 
 
 def test_no_module_in_scorer_over_500_lines():

@@ -12,15 +12,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
 from scorer.models import Event, EventKind
 from scorer.prepare.render import result_exit_code, tool_call_line
 
-if TYPE_CHECKING:
-    from scorer.prepare.signals import TestRun
+
+class ParsedRun(Protocol):
+    """What the verification reads of a parsed test run (`signals.TestRun`)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def call_event(self) -> int | None: ...
+    @property
+    def result_event(self) -> int | None: ...
+
 
 VerificationKind = Literal["test", "run", "inspect"]
 _EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
@@ -139,7 +148,7 @@ def _pipeline_kinds(pipeline: str) -> list[VerificationKind | None]:
 
 
 def final_verification(
-    events: Sequence[Event], test_runs: Sequence[TestRun], written: set[str]
+    events: Sequence[Event], test_runs: Sequence[ParsedRun], written: set[str]
 ) -> FinalVerification:
     """The final verification of a session's work (see the module docstring).
 

@@ -1,10 +1,11 @@
 """Flat rows: one row per stored run with every dimension, the judge, versions, cost and
 the session's metadata in columns. The CSV and Parquet exports, `scores list --json` and
-`ScoreStore.to_dataframe()` all use these columns.
+`to_dataframe(store)` all use these columns.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from scorer.errors import ConfigError
 from scorer.judge.rubric import OVERALL, default_rubric
 
 if TYPE_CHECKING:
-    from scorer.sinks.store import StoredRun
+    from scorer.sinks.store import RunFilter, ScoreStore, StoredRun
 
 __all__ = [
     "COLUMNS",
@@ -119,12 +120,24 @@ def require(module: str, extra: str = "export") -> Any:
         ) from None
 
 
-def to_dataframe(runs: list[StoredRun]) -> Any:
+def to_dataframe(source: ScoreStore | Sequence[StoredRun], where: RunFilter | None = None) -> Any:
     """The runs as a pandas DataFrame with `COLUMNS` (datetimes as UTC timestamps).
+
+    Example:
+        >>> from scorer import ScoreStore, to_dataframe
+        >>> with ScoreStore() as store:
+        ...     frame = to_dataframe(store)
+
+    Args:
+        source: A store (its runs matching `where`) or runs already read.
+        where: Filters for a store (project, dates, judge, model, ...).
 
     Raises:
         ConfigError: pandas is not installed.
     """
+    from scorer.sinks.store import ScoreStore
+
+    runs = source.runs(where) if isinstance(source, ScoreStore) else list(source)
     pd = require("pandas")
     frame = pd.DataFrame(flat_rows(runs), columns=list(COLUMNS))
     for name, kind in COLUMNS.items():

@@ -468,16 +468,6 @@ class ScoreStore:
         rows = self._query("SELECT events FROM timelines WHERE session_id = ?", (session_id,))
         return bytes(rows[0]["events"]) if rows else None
 
-    def to_dataframe(self, where: RunFilter | None = None) -> Any:
-        """The runs as a pandas DataFrame, one row per run (the export's columns).
-
-        Raises:
-            ConfigError: pandas is not installed (`pip install 'session-scorer[export]'`).
-        """
-        from scorer.results.rows import to_dataframe
-
-        return to_dataframe(self.runs(where))
-
     def find_sessions(self, prefix: str) -> list[str]:
         """Stored session ids starting with `prefix` (for short ids on the command line)."""
         rows = self._query(

@@ -1,4 +1,4 @@
-"""`scorer scores export` (csv/jsonl/parquet), `ScoreStore.to_dataframe()` and
+"""`scorer scores export` (csv/jsonl/parquet), `to_dataframe(store)` and
 `scores list --json` with all dimensions."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scorer.cli.main import app
-from scorer.results.rows import COLUMNS, DIMENSIONS
+from scorer.results.rows import COLUMNS, DIMENSIONS, to_dataframe
 from scorer.sinks.store import RunFilter, ScoreStore
 from tests.results.helpers import fill_store
 
@@ -91,7 +91,7 @@ def test_to_dataframe(clean_env) -> None:
     pytest.importorskip("pandas")
     fill_store()
     with ScoreStore() as store:
-        frame = store.to_dataframe(RunFilter(status="scored"))
+        frame = to_dataframe(store, RunFilter(status="scored"))
     assert list(frame.columns) == list(COLUMNS) and len(frame) == 6
     assert str(frame["started_at"].dtype).startswith("datetime64") and "UTC" in str(
         frame["started_at"].dtype
@@ -104,7 +104,7 @@ def test_to_dataframe_without_pandas_is_a_config_error(clean_env, monkeypatch) -
 
     monkeypatch.setitem(sys.modules, "pandas", None)
     with ScoreStore() as store, pytest.raises(ConfigError, match=r"session-scorer\[export\]"):
-        store.to_dataframe()
+        to_dataframe(store)
 
 
 def test_list_json_carries_all_dimensions_and_session(clean_env) -> None:

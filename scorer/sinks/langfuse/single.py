@@ -12,7 +12,7 @@ on a later day than the first push, leaves the old row beside the new one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langfuse.api.core.api_error import ApiError
 from langfuse.api.scores.types.create_score_request import CreateScoreRequest
@@ -21,12 +21,20 @@ from scorer.errors import SinkError
 
 if TYPE_CHECKING:
     from scorer.langfuse_client import LangfuseClient
-    from scorer.sinks.langfuse.push import PushResult
 
 
-def send_single(
-    client: LangfuseClient, batch: list[CreateScoreRequest], result: PushResult
-) -> None:
+class PushTally(Protocol):
+    """What a one-score-per-request push records (`push.PushResult` has these fields)."""
+
+    session_id: str
+    status_code: int | None
+    accepted: list[str]
+    rejected: dict[str, str]
+    unchanged: list[str]
+    batches: int
+
+
+def send_single(client: LangfuseClient, batch: list[CreateScoreRequest], result: PushTally) -> None:
     """POST each score alone; a 4xx for one score rejects that score only."""
     have = existing_values(client, [r.id for r in batch if r.id])
     for item in batch:
