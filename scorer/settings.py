@@ -274,9 +274,10 @@ _URL_FIELDS = ("ANTHROPIC_BASE_URL", "LANGFUSE_BASE_URL", "LANGFUSE_HOST")
 
 def _describe(exc: ValidationError) -> str:
     """One line naming each bad variable and its value, shaped so that redaction leaves
-    it alone (`NAME (value 'x')`, not `NAME=x`, which reads as a secret assignment)."""
-    from scorer.prepare.fence import one_line
+    it alone (`NAME (value 'x')`, not `NAME=x`, which reads as a secret assignment).
 
+    `repr` keeps a value on its line: it escapes every line break, control and invisible
+    character (none is printable to `str.isprintable`)."""
     problems = []
     for error in exc.errors():
         name = str(error["loc"][0]) if error["loc"] else "setting"
@@ -284,5 +285,5 @@ def _describe(exc: ValidationError) -> str:
         if name in _URL_FIELDS:  # a URL may carry a password: its value is not repeated
             problems.append(f"{name}: {message}")
         else:
-            problems.append(f"{name} (value {one_line(repr(error.get('input')))}): {message}")
+            problems.append(f"{name} (value {error.get('input')!r}): {message}")
     return "bad environment variable " + "; ".join(problems)

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from langfuse.api.scores.types.create_score_request import CreateScoreRequest
 
 from scorer.errors import SinkError
+from scorer.sinks.langfuse.single import PushTally
 
 if TYPE_CHECKING:
     from scorer.langfuse_client import LangfuseClient
-    from scorer.sinks.langfuse.push import PushResult
 
 PATH = "api/public/ingestion"
 
@@ -48,7 +48,7 @@ def score_event(item: CreateScoreRequest, judged: datetime) -> dict[str, Any]:
 def post_events(
     client: LangfuseClient,
     pending: list[CreateScoreRequest],
-    result: PushResult,
+    result: PushTally,
     judged: datetime,
 ) -> tuple[dict[str, str], list[str]]:
     """POST the scores as one batch of events; returns the 207's rejections (score name →
