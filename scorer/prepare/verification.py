@@ -29,6 +29,14 @@ class ParsedRun(Protocol):
     def call_event(self) -> int | None: ...
     @property
     def result_event(self) -> int | None: ...
+    @property
+    def framework(self) -> str: ...
+    @property
+    def passed(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def errors(self) -> int: ...
 
 
 VerificationKind = Literal["test", "run", "inspect"]
@@ -210,7 +218,7 @@ class CheckState(BaseModel):
 
 def check_states(
     events: Sequence[Event],
-    test_runs: Sequence[TestRun],
+    test_runs: Sequence[ParsedRun],
     written: set[str],
     last_edit: int | None = None,
 ) -> tuple[list[CheckState], list[CheckState]]:
@@ -279,7 +287,7 @@ _FATAL_RE = re.compile(
 _RUNNING_RE = re.compile(r"<status>running</status>")
 
 
-def _state(call: Event, result: Event, kind: VerificationKind, run: TestRun | None) -> CheckState:
+def _state(call: Event, result: Event, kind: VerificationKind, run: ParsedRun | None) -> CheckState:
     if run is not None:
         ok = run.ok
         detail = f"{run.framework}: {run.passed} passed, {run.failed} failed" + (
