@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING
 
 from scorer.errors import ConfigError, CredentialsError
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local
+from scorer.jobs.escalation import escalate_run
 from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, remember_limits
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
 from scorer.jobs.pipeline import estimate_one, process
@@ -399,7 +400,7 @@ def _run(
 
                 verify_sample(ctx, results, summary)
             if opts.escalate_below is not None or opts.calibration_sample:
-                _escalate(ctx, results, summary)
+                escalate_run(ctx, _lf_api(ctx.services), results, summary)
         summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
         if ctx.plan is not None and ctx.plan.used:
             summary.notes.append(ctx.plan.used)
@@ -491,26 +492,3 @@ def pool_size(opts: BackfillOptions) -> int:
     if opts.judge != "llm" or opts.dry_run:
         return k
     return k + min(k, MAX_LOOKAHEAD)
-
-
-def _escalate(ctx: Context, results: list[SessionResult], summary: BackfillSummary) -> None:
-    from scorer.jobs.escalation import enqueue, pick_escalations
-
-    low, calib = pick_escalations(
-        results,
-        below=ctx.opts.escalate_below,
-        calibration=ctx.opts.calibration_sample,
-        seed=ctx.opts.seed,
-        already=ctx.ledger.queued(),
-    )
-    if ctx.opts.source != "langfuse":  # a local session may never have been traced
-        from scorer.jobs.escalation import traced_in_langfuse
-
-        traced = traced_in_langfuse(_lf_api(ctx.services), [*low, *calib])
-        summary.not_queued = sorted(set(low + calib) - traced)
-        low, calib = [s for s in low if s in traced], [s for s in calib if s in traced]
-    if not (low or calib):
-        return
-    queued = enqueue(_lf_api(ctx.services), ctx.opts.queue, [*low, *calib])
-    ctx.ledger.mark_queued(queued)
-    summary.escalated, summary.calibration = low, calib

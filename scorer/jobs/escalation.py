@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer.errors import CredentialsError, SinkError
+
+if TYPE_CHECKING:
+    from scorer.jobs.run_state import BackfillSummary, Context, SessionResult
 
 PAGE = 100
 
@@ -157,3 +160,26 @@ def _rubric_config_ids(api: Any) -> list[str]:
     rubric = default_rubric()
     ids = config_ids(get_client(api), rubric)
     return [ids[s.name] for s in rubric.scores if s.name in ids]
+
+
+def escalate_run(
+    ctx: Context, api: Any, results: list[SessionResult], summary: BackfillSummary
+) -> None:
+    """Queue a finished run's escalations and calibration sample (`--escalate-below`,
+    `--calibration-sample`); records them in the ledger and the summary."""
+    low, calib = pick_escalations(
+        results,
+        below=ctx.opts.escalate_below,
+        calibration=ctx.opts.calibration_sample,
+        seed=ctx.opts.seed,
+        already=ctx.ledger.queued(),
+    )
+    if ctx.opts.source != "langfuse":  # a local session may never have been traced
+        traced = traced_in_langfuse(api, [*low, *calib])
+        summary.not_queued = sorted(set(low + calib) - traced)
+        low, calib = [s for s in low if s in traced], [s for s in calib if s in traced]
+    if not (low or calib):
+        return
+    queued = enqueue(api, ctx.opts.queue, [*low, *calib])
+    ctx.ledger.mark_queued(queued)
+    summary.escalated, summary.calibration = low, calib

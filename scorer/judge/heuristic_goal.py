@@ -36,14 +36,26 @@ smoothed as (right + 1) / (n + 2), so a rule seen rarely stays near 0.5.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from scorer._text import plural
+from scorer.models import Event
 from scorer.prepare.artefacts import Artefact
 from scorer.prepare.signals import Signals
 
-if TYPE_CHECKING:
-    from scorer.judge.heuristic import _Facts
+
+class _Facts(Protocol):
+    """What the goal rules read of the heuristic judge's per-session facts
+    (`heuristic._Facts`; a protocol, so this module does not import its caller)."""
+
+    created: list[str]
+    files_changed: int
+    headless: bool
+    last_call_failed: bool
+    last_result_event: Event | None
+    task: str | None
+    terminal: dict[str, Any] | None
+
 
 _TEST_FILE_RE = re.compile(
     r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$)"
