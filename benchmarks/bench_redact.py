@@ -49,6 +49,7 @@ def main() -> None:
 
     from scorer.prepare import redact
     from scorer.prepare.secret_rules import RULES
+    from scorer.prepare.secret_scan import triggers_in
     from scorer.sources.claude_code import ClaudeCodeSource
 
     raw = args.path.read_text(encoding="utf-8")
@@ -70,7 +71,7 @@ def main() -> None:
         ),
         ("redact_session (parsed)", best(lambda: redact.redact_session(session), args.repeat)),
     ]
-    automaton = best(lambda: redact._triggers_in(raw), args.repeat)
+    automaton = best(lambda: triggers_in(raw), args.repeat)
     baseline = best(lambda: per_trigger_scan(raw), args.repeat)
     rows += [
         (f"prefilter: one pass over {len(triggers)} triggers", automaton),

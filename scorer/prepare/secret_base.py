@@ -1,15 +1,34 @@
-"""The parts every secret rule is made of: `SecretRule`, token boundaries, and the test
-for values that are obviously not secrets (placeholders, numbers, code identifiers).
+"""The parts every secret rule is made of: `SecretRule`, token boundaries, the record of
+what was redacted (`Found`), the test for values that are obviously not secrets
+(placeholders, numbers, code identifiers) and the test for values that look generated.
 
 See `secret_rules.py` for the rules themselves and the reasons behind the guards.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+
+class Found(Counter[str]):
+    """Redactions counted by kind, and each redacted value with its kind (so a value found
+    in one place can be redacted wherever else it occurs: `secret_spread.py`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: dict[str, str] = {}
+
+
+def note(counts: Counter[str], kind: str, value: str) -> None:
+    """Count one redaction of `value` as `kind` (and keep the value when `counts` does)."""
+    counts[kind] += 1
+    if isinstance(counts, Found) and value:
+        counts.secrets.setdefault(value, kind)
 
 
 @dataclass(frozen=True)
@@ -35,6 +54,9 @@ class SecretRule:
     starts with an alternation is slow to scan a whole 27 MB session with)."""
     line_start: bool = False
     """Anchored rule: a match starts at the start of a line (only that start is tried)."""
+    word_start: bool = False
+    """Anchored rule: a match starts where a word does (the pattern begins with
+    `(?<![\\w-])`), so only those starts are tried."""
     anchor: frozenset[str] = frozenset()
     """Anchored rule: characters besides `[\\w.?&-]` a match may start behind (spaces for
     rules that match from the start of a line)."""
@@ -45,6 +67,15 @@ class SecretRule:
 # a lookbehind or `\b` loses re's fast literal-prefix scan (25x slower on 27 MB).
 B = r"(?<![A-Za-z0-9_-].)"
 E = r"(?![A-Za-z0-9_-])"  # end of a token
+
+# Words that make `<word>token` / `<word>pass` (no separator) a secret's name
+# (`authtoken`, `dbpass`), unlike other words run into them (`tiktoken`, `bypass`).
+SECRET_PREFIXES = (
+    "auth", "access", "refresh", "api", "bearer", "session", "csrf", "xsrf", "bot", "user",
+    "app", "oauth", "client", "personal", "deploy", "service", "runner", "db", "root",
+    "admin", "smtp", "mail", "redis", "mysql", "pg", "mongo", "ldap", "ftp", "vpn", "wifi",
+    "master", "id", "sudo", "login", "keystore", "store", "key",
+)  # fmt: skip
 
 _PLACEHOLDER = re.compile(
     r"""^(?:\$|<|\{\{|%\(|\*{3,}|x{3,}$|\.{3}|\[REDACTED|
@@ -107,3 +138,94 @@ def valued(
 ) -> SecretRule:
     """A secret in the `value` group of a match (the name or flag before it is kept)."""
     return SecretRule(kind, re.compile(pattern), triggers, group="value", keep=keep, back=back)
+
+
+_HEX_ONLY = re.compile(r"(?:0x)?[0-9a-fA-F]+")
+_RUN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^A-Za-z\d]+")
+_VOWELS = frozenset("aeiouyAEIOUY")
+_SEPARATORS = re.compile(r"[/._~:+-]+")
+_PLAIN_PART = re.compile(
+    r"[a-z]+\d{0,3}|\d+[a-z]?|[A-Z][a-z]+\d{0,3}|[A-Z]{1,4}\d{0,3}|[a-z]{1,3}\d+[a-z]{0,3}"
+)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """`text` with lone surrogates (from JSON escapes) replaced by U+FFFD: the same length,
+    so offsets hold, and safe for the automata, which take only encodable text."""
+    return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
+
+
+def find_all_hits(automaton: Any, text: str, **kwargs: bool) -> list[tuple[int, int, int]]:
+    """`automaton.find_matches_as_indexes(text)`, also for a text with lone surrogates
+    (rare: they are replaced only when the automaton refuses the text)."""
+    try:
+        return automaton.find_matches_as_indexes(text, **kwargs)
+    except UnicodeEncodeError:
+        return automaton.find_matches_as_indexes(encodable(text), **kwargs)
+
+
+_DIGITS = frozenset("0123456789")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def has_digit(token: str) -> bool:
+    """An ASCII digit in `token` (a set test: faster than a loop over the characters)."""
+    return not _DIGITS.isdisjoint(token)
+
+
+def has_letter(token: str) -> bool:
+    """An ASCII letter in `token`."""
+    return not (_LOWER.isdisjoint(token) and _UPPER.isdisjoint(token))
+
+
+def has_mixed_case(token: str) -> bool:
+    """Both an ASCII lower-case and an upper-case letter in `token`."""
+    return not (_LOWER.isdisjoint(token) or _UPPER.isdisjoint(token))
+
+
+def shannon(text: str) -> float:
+    """Bits per character of `text` (0 for an empty string)."""
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values()) if n else 0.0
+
+
+def plain_parts(token: str) -> bool:
+    """A name made of words and numbers (`numpy-1.26.4-cp311-manylinux_x86_64.whl`,
+    `Qwen2.5-1.5B-Instruct`, `utf8mb4_general_ci`): the parts of a random token mix cases
+    and digits instead."""
+    parts = [p for p in _SEPARATORS.split(token) if p]
+    plain = sum(bool(_PLAIN_PART.fullmatch(p)) for p in parts)
+    return len(parts) >= 2 and plain * 5 >= len(parts) * 3
+
+
+def wordy(token: str) -> bool:
+    """Half or more of `token` is pronounceable words (`password4321seal`, `VisualSTS`)."""
+    runs = _RUN.findall(token)
+    words = sum(len(r) for r in runs if len(r) >= 4 and r.isalpha() and _VOWELS & set(r))
+    return words * 2 >= len(token)
+
+
+def looks_generated(token: str, min_len: int = 12) -> bool:
+    """True when `token` looks machine-generated (a password from a generator, an API key)
+    rather than written by a person or a program (a word, an identifier, a file name, a
+    version). Hex counts when it has letters and digits; hex-vs-hash is decided by the
+    caller's context. Below 20 characters a token needs upper, lower case and digits."""
+    n = len(token)
+    if not min_len <= n <= 600 or token.isdigit():
+        return False
+    digit = has_digit(token)
+    if _HEX_ONLY.fullmatch(token):
+        return not token.startswith("0x") and digit and n >= 16 and not token.isdigit()
+    lower = not _LOWER.isdisjoint(token)
+    upper = not _UPPER.isdisjoint(token)
+    if n < 20 and not (lower and upper and digit):
+        return False
+    if not digit and not (lower and upper):
+        return False
+    if wordy(token) or plain_parts(token):
+        return False
+    return shannon(token) >= (3.0 if n < 20 else 3.5)

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import re
 
-from scorer.prepare.secret_base import B as TOKEN_START
-from scorer.prepare.secret_base import E as TOKEN_END
 from scorer.prepare.secret_base import (
+    SECRET_PREFIXES,
     SecretRule,
     keep_url_password,
     name_before,
@@ -34,7 +33,10 @@ from scorer.prepare.secret_base import (
     prefixed,
     valued,
 )
-from scorer.prepare.secret_entropy import ENTROPY_RULE
+from scorer.prepare.secret_base import B as TOKEN_START
+from scorer.prepare.secret_base import E as TOKEN_END
+from scorer.prepare.secret_entropy import ENCODED_RULE, ENTROPY_RULE
+from scorer.prepare.secret_names import NAME_RULES
 from scorer.prepare.secret_structure import STRUCTURE_RULES
 from scorer.prepare.secret_vendors import VENDOR_RULES
 
@@ -76,18 +78,9 @@ _BASIC = r"\\*[\"']?\s*[:=]\s*\\*[\"']?(?:Basic|basic|BASIC)\s+(?P<value>[A-Za-z
 _PEM_SEP = r"(?:\s|\\+[nrt])+(?:\d{1,7}(?:[ \t:|→]|\\+t|\\u2192)+)?"
 
 
-# Words that make `<word>token` / `<word>pass` (no separator) a secret's name.
-_SECRET_PREFIXES = (
-    "auth", "access", "refresh", "api", "bearer", "session", "csrf", "xsrf", "bot", "user",
-    "app", "oauth", "client", "personal", "deploy", "service", "runner", "db", "root",
-    "admin", "smtp", "mail", "redis", "mysql", "pg", "mongo", "ldap", "ftp", "vpn", "wifi",
-    "master", "id", "sudo", "login", "keystore", "store", "key",
-)  # fmt: skip
-
-
 def _secret_prefix(name: str, m: re.Match[str]) -> bool:
     prefix = name[: len(name) - len(m.group("name"))].lower().lstrip("_-.")
-    return prefix.endswith(_SECRET_PREFIXES)
+    return prefix.endswith(SECRET_PREFIXES)
 
 
 def _keep_assignment(m: re.Match[str]) -> bool:
@@ -256,6 +249,8 @@ RULES: tuple[SecretRule, ...] = (
         keep=_keep_assignment,
         back=12,
     ),
+    *NAME_RULES,  # the syntaxes the assignment rules do not read
+    ENCODED_RULE,
     ENTROPY_RULE,  # last: what no format or name caught
 )
 """Every rule, in the order they are applied."""

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from scorer.judge.prompts import chunk_notes_messages, default_prompts, single_scoring_messages
 from scorer.models import Session
 from scorer.prepare import prepare
@@ -82,20 +80,12 @@ def test_every_heldout_secret_is_really_in_the_loaded_session(tmp_path: Path) ->
         assert leaked(case, session.model_dump_json()), case.name
 
 
-V2_FLOOR = 45 / 61
-"""Measured when v2 was first run (docs/security.md); a regression guard."""
-
-
-def test_heldout_v2_recall_stays_at_its_measured_floor(tmp_path: Path) -> None:
-    caught, missed = measure(tmp_path, V2)
-    recall = len(caught) / len(V2)
-    assert recall >= V2_FLOOR, f"{recall:.1%}; missed: {[c.name for c in missed]}"
-
-
-@pytest.mark.xfail(strict=True, reason="held-out v2: 45/61 = 73.8% < 95% (docs/security.md)")
-def test_heldout_v2_recall_meets_the_goal(tmp_path: Path) -> None:
-    caught, _ = measure(tmp_path, V2)
-    assert len(caught) / len(V2) >= RECALL_GOAL
+def test_v2_cases_stay_caught(tmp_path: Path) -> None:
+    """v2 was held out until it was measured (45/61 = 73.8%); the structure, spread and
+    command-context layers were then written knowing its misses, so it is tuning data
+    now (docs/security.md) and every case must stay caught. Held-out: v3."""
+    _, missed = measure(tmp_path, V2)
+    assert not missed, [c.name for c in missed]
 
 
 def test_heldout_v1_cases_not_tuned_on_stay_caught(tmp_path: Path) -> None:
