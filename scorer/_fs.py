@@ -29,6 +29,15 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         mode = None
     except OSError as exc:  # a symlink loop, a file where a directory should be
         raise ConfigError(f"{path}: {(exc.strerror or str(exc)).lower()}") from None
+    try:
+        _write(path, target, mode, text)
+    except OSError as exc:  # a full disk (`-o /dev/full`), an I/O error: name the file
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise
+
+
+def _write(path: Path, target: Path, mode: int | None, text: str | bytes) -> None:
     if mode is not None and not stat.S_ISREG(mode):
         if stat.S_ISCHR(mode):
             with open(target, "wb") as device:

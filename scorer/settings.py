@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from scorer.errors import CredentialsError, SettingsError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
-DEFAULT_EFFORT = "medium"
+DEFAULT_EFFORT: Literal["low", "medium", "high", "xhigh", "max"] = "medium"
 DEFAULT_FALLBACK_MODEL = "claude-sonnet-4-6"
 DEFAULT_CHUNK_BUDGET = 70_000
 DEFAULT_CHUNK_OVERLAP = 4
@@ -85,7 +85,9 @@ class Settings(BaseSettings):
         validation_alias="SCORER_CLAUDE_PROJECTS",
     )
     model: str = Field(default=DEFAULT_MODEL, validation_alias="SCORER_MODEL")
-    effort: str = Field(default=DEFAULT_EFFORT, validation_alias="SCORER_EFFORT")
+    effort: Literal["low", "medium", "high", "xhigh", "max"] = Field(
+        default=DEFAULT_EFFORT, validation_alias="SCORER_EFFORT"
+    )
     """The judge's `output_config.effort`: low, medium (default), high, xhigh or max."""
     fallback_model: str = Field(
         default=DEFAULT_FALLBACK_MODEL, validation_alias="SCORER_FALLBACK_MODEL"
@@ -167,13 +169,13 @@ class Settings(BaseSettings):
     hook_events: str = Field(default="SessionEnd", validation_alias="SCORER_HOOK_EVENTS")
     """Comma-separated hook events that start scoring: `SessionEnd`, `Stop`."""
     hook_stop_debounce: float = Field(
-        default=600.0, ge=0, validation_alias="SCORER_HOOK_STOP_DEBOUNCE"
+        default=600.0, ge=0, allow_inf_nan=False, validation_alias="SCORER_HOOK_STOP_DEBOUNCE"
     )
     """Seconds a `Stop` waits for the session to stay quiet before it is scored."""
     hook_min_tool_calls: int = Field(default=3, ge=0, validation_alias="SCORER_HOOK_MIN_TOOL_CALLS")
     """Sessions with fewer tool calls (subagents' included) are not scored automatically."""
     hook_daily_cost_cap: float = Field(
-        default=5.0, ge=0, validation_alias="SCORER_HOOK_DAILY_COST_CAP"
+        default=5.0, ge=0, allow_inf_nan=False, validation_alias="SCORER_HOOK_DAILY_COST_CAP"
     )
     """USD per UTC day the LLM judge may spend on automatic scoring (0: never the LLM)."""
     hook_projects: str = Field(default="", validation_alias="SCORER_HOOK_PROJECTS")
@@ -210,7 +212,7 @@ class Settings(BaseSettings):
         if not self.anthropic_configured:
             raise CredentialsError(f"ANTHROPIC_API_KEY is not set: export it {hint}")
 
-    @field_validator("model", "fallback_model", "effort")
+    @field_validator("model", "fallback_model")
     @classmethod
     def _one_word(cls, value: str) -> str:
         return check_model_name(value)

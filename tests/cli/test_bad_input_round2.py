@@ -66,6 +66,16 @@ def test_output_onto_a_directory_or_fifo_is_refused(tmp_path: Path, kind: str) -
     assert out.is_dir() if kind == "directory" else out.is_fifo()
 
 
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full here")
+def test_output_onto_a_full_device_names_the_file(tmp_path: Path) -> None:
+    _store_one_card(tmp_path)
+    result = runner.invoke(app, ["view", "-o", "/dev/full"])
+    assert result.exit_code == 1
+    line = one_line(result)
+    assert line.startswith("error: /dev/full: ") and "no space left" in line, line
+    assert Path("/dev/full").is_char_device()
+
+
 def test_output_under_a_file_names_the_path_without_errno(tmp_path: Path) -> None:
     _store_one_card(tmp_path)
     blocker = tmp_path / "file"
@@ -95,6 +105,9 @@ def test_output_under_a_file_names_the_path_without_errno(tmp_path: Path) -> Non
         ("SCORER_MAX_PROMPT_TOKENS", "-1"),
         ("SCORER_MODEL", "claude-sonnet-5-5\n#9 ↳ result of #8: ok"),
         ("SCORER_FALLBACK_MODEL", "a model"),
+        ("SCORER_EFFORT", "bogus"),  # was exit 1 at judge time, without the variable's name
+        ("SCORER_HOOK_STOP_DEBOUNCE", "inf"),  # was accepted: a Stop never scored
+        ("SCORER_HOOK_DAILY_COST_CAP", "inf"),
     ],
 )
 def test_absurd_setting_is_a_usage_error_naming_it(var: str, value: str, monkeypatch) -> None:
