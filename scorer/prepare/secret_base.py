@@ -68,6 +68,18 @@ class SecretRule:
 B = r"(?<![A-Za-z0-9_-].)"
 E = r"(?![A-Za-z0-9_-])"  # end of a token
 
+# The rest of the name: a separator, or a camelCase word (`SecretAccessKey`), never more
+# lower-case letters (`tokenizer`, `passage` are not secrets).
+NAME_TAIL = r"s?(?:(?:[_.-]|(?<=[a-z])(?=[A-Z]))[A-Za-z0-9_.-]*)?"
+SECRET_NAME = re.compile(
+    r"(?i)^(?:_?auth|authorization|credentials?|authtoken|"
+    r"[A-Za-z0-9_.-]*(?:secret|token|passw(?:or)?d|passphrase|(?:api|private|access|account"
+    r"|client|signing|encryption|master|preshared)[_-]?key|key[_-]?data)"
+    rf"{NAME_TAIL})$"
+)
+"""A dict key whose string value is a secret (`{"auth": "..."}` in a Docker config)."""
+
+
 # Words that make `<word>token` / `<word>pass` (no separator) a secret's name
 # (`authtoken`, `dbpass`), unlike other words run into them (`tiktoken`, `bypass`).
 SECRET_PREFIXES = (

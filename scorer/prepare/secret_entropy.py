@@ -250,7 +250,12 @@ _B64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _USER_PASS = re.compile(r"[\w.@+-]{1,64}:[^\s:]{4,256}")
 Checker = Callable[[str], bool]
 _inner: list[Checker] = []
-"""The full rule set's "does this text hold a secret" (set by `redact.py`: no cycle)."""
+"""The full rule set's "does this text hold a secret" (set by `secret_scan.py`: no cycle)."""
+
+
+def register_inner_check(check: Checker) -> None:
+    """Let `decodes_to_secret` ask the whole rule set about a decoded text."""
+    _inner.append(check)
 
 
 def decodes_to_secret(token: str, named: bool = False) -> bool:

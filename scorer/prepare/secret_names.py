@@ -32,6 +32,7 @@ from collections import Counter
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from scorer.prepare.secret_base import (
+    SECRET_NAME,
     SecretRule,
     find_all_hits,
     looks_generated,
@@ -40,7 +41,7 @@ from scorer.prepare.secret_base import (
     plain_parts,
 )
 
-# Words that make a name secret (`SECRET_NAME` in `secret_rules.py` decides on whole names).
+# Words that make a name secret (`SECRET_NAME` in `secret_base.py` decides on whole names).
 _WORDS = (
     r"(?:[Ss]ecret|SECRET|[Tt]oken|TOKEN|[Pp]assw(?:or)?d|PASSW(?:OR)?D|[Pp]ass(?:phrase|code"
     r"|key)|PASS(?:PHRASE|CODE|KEY)|[Aa]pi[_-]?[Kk]ey|API[_-]?KEY|[Pp]sk|PSK|[Cc]redentials?"
@@ -72,8 +73,6 @@ _CODE = re.compile(r"[()\[\]{}=;<>]")
 
 def secret_name(name: str) -> bool:
     """True when `name` (a key, tag or argument; a path's last part) names a secret."""
-    from scorer.prepare.secret_rules import SECRET_NAME  # the rule set imports this module
-
     last = re.split(r"[/:]", name.strip("\"'` "))[-1]
     return bool(last) and (bool(SECRET_NAME.match(last)) or last.lower() in _SHORT_NAMES)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from scorer.prepare.secret_base import (
+    NAME_TAIL,
     SECRET_PREFIXES,
     SecretRule,
     keep_url_password,
@@ -57,20 +58,11 @@ _MORE_KEYWORDS = (
     r"(?![a-z])|(?:PRIVATE|ACCESS|CLIENT|SIGNING|ENCRYPTION|MASTER|SESSION|AUTH)[_-]?KEY(?![A-Z])"
     r"|key[_-]data|KeyData|KEY_DATA)"
 )
-# The rest of the name: a separator, or a camelCase word (`SecretAccessKey`), never more
-# lower-case letters (`tokenizer`, `passage` are not secrets).
-_NAME_TAIL = r"s?(?:(?:[_.-]|(?<=[a-z])(?=[A-Z]))[A-Za-z0-9_.-]*)?"
+_NAME_TAIL = NAME_TAIL
 _ASSIGN = (
     r"\\*[\"']?[ \t]*(?::|=(?!=))[ \t]*(?P<q>\\*[\"'])?"
     r"(?P<value>(?(q)[^\s\"'\\][^\"'\\\r\n]{0,255}|[^\s\"'\\,;&)\]}{(\[]{1,256}))"
 )
-SECRET_NAME = re.compile(
-    r"(?i)^(?:_?auth|authorization|credentials?|authtoken|"
-    r"[A-Za-z0-9_.-]*(?:secret|token|passw(?:or)?d|passphrase|(?:api|private|access|account"
-    r"|client|signing|encryption|master|preshared)[_-]?key|key[_-]?data)"
-    rf"{_NAME_TAIL})$"
-)
-"""A dict key whose string value is a secret (`{"auth": "..."}` in a Docker config)."""
 # A command-line value: quoted (also JSON-escaped quotes) or a bare word.
 _ARG = r"(?P<q>\\*[\"'])?(?P<value>(?(q)[^\"'\\\r\n]{1,256}|[^\s\"'\\;&|)]{1,256}))"
 _BASIC = r"\\*[\"']?\s*[:=]\s*\\*[\"']?(?:Basic|basic|BASIC)\s+(?P<value>[A-Za-z0-9+/]{6,}={0,2})"

@@ -17,10 +17,16 @@ from typing import Any
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
 
 from scorer.models import Event, Session
-from scorer.prepare import secret_entropy
-from scorer.prepare.secret_base import Found, SecretRule, find_all_hits, not_a_value, note
-from scorer.prepare.secret_entropy import ENTROPY_RULE, redact_in_context
-from scorer.prepare.secret_rules import RULES, SECRET_NAME
+from scorer.prepare.secret_base import (
+    SECRET_NAME,
+    Found,
+    SecretRule,
+    find_all_hits,
+    not_a_value,
+    note,
+)
+from scorer.prepare.secret_entropy import ENTROPY_RULE, redact_in_context, register_inner_check
+from scorer.prepare.secret_rules import RULES
 from scorer.prepare.secret_spread import spread_within
 
 
@@ -215,7 +221,7 @@ def _has_secret(text: str) -> bool:
     return bool(redact_text(text)[1])
 
 
-secret_entropy._inner.append(_has_secret)
+register_inner_check(_has_secret)
 
 
 @lru_cache(maxsize=4096)
