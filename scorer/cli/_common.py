@@ -32,12 +32,15 @@ EXIT_ERROR = 1
 EXIT_UNSCORED = 3
 EXIT_ESCALATE = 4
 EXIT_NOT_STARTED = 5
+EXIT_PARTIAL = 6
+"""`score-backfill` finished but left sessions failed or incomplete (the rest is done)."""
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES = (
     "[bold]Exit codes:[/] 0 ok · 1 error (bad input, credentials, API failure) · "
     "2 usage error (a bad option or value) · 3 unscored · 4 escalation "
-    "(--escalate-below) · 5 sessions not started (backfill --max-cost) · 130 interrupted"
+    "(--escalate-below) · 5 sessions not started (backfill --max-cost) · 6 sessions left "
+    "failed or incomplete (backfill: run it again) · 130 interrupted"
 )
 
 out = Console(soft_wrap=True)

@@ -20,6 +20,8 @@ from scorer._text import plural
 from scorer.cli._common import (
     EXIT_ERROR,
     EXIT_NOT_STARTED,
+    EXIT_OK,
+    EXIT_PARTIAL,
     EffortOption,
     FallbackOption,
     effort_value,
@@ -32,9 +34,11 @@ from scorer.cli._common import (
 )
 from scorer.cli._validate import check_window, non_negative, unit_interval, usage_error
 from scorer.cli.progress import BackfillBar
+from scorer.cli.tables import results_table
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
 from scorer.jobs.discovery import DiscoveryProgress, watch_discovery
+from scorer.jobs.outcomes import left_unfinished
 from scorer.jobs.selection import parse_shard
 
 
@@ -104,9 +108,14 @@ def not_started_text(summary: BackfillSummary, cost_cap: float | None) -> str:
 def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> None:
     """The human summary on stderr."""
     s = summary
+    if s.sessions:
+        err.print(results_table(s.sessions, err.width))
     if s.dry_run:
+        to_judge = s.selected - s.skipped - s.unscored - s.failed - s.not_started
         err.print(
-            f"[bold]dry run[/] {plural(s.selected, 'session')} (of {s.discovered} found, {s.active} active): "
+            f"[bold]dry run[/] {plural(to_judge, 'session')} to judge (of {s.selected} selected: "
+            f"{s.skipped} already done, {s.unscored + s.failed} final or out of attempts; "
+            f"{s.discovered} found, {s.active} active): "
             f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
             f"~${s.estimated_cost_usd:.4f}"
         )
@@ -126,6 +135,11 @@ def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> N
         )
     for f in s.failures:
         err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
+    if s.failed and not s.dry_run:
+        err.print(
+            f"  {plural(s.failed, 'failed session')}: run the same command again to retry "
+            "them (each up to --max-attempts tries over all runs)"
+        )
     for text in s.notes:
         note(text)
     if s.verified or s.verify_error:
@@ -318,9 +332,17 @@ def backfill_command(
         print_json(summary.model_dump(mode="json"))
     else:
         render_summary(summary, max_cost)
+    raise typer.Exit(exit_status(summary, dry_run=dry_run, max_cost=max_cost))
+
+
+def exit_status(summary: BackfillSummary, *, dry_run: bool, max_cost: float | None) -> int:
+    """The exit code cron sees: 1 when nothing could be done, 6 when sessions were left
+    failed or incomplete (the rest is done), 5 when the cost cap left sessions unstarted."""
     if (summary.failed or summary.incomplete) and not (summary.scored or summary.skipped):
-        raise typer.Exit(EXIT_ERROR)
-    if summary.not_started and not dry_run:
+        return EXIT_ERROR  # nothing at all could be done
+    if dry_run:
+        return EXIT_OK
+    if summary.not_started:
         why = (
             f"the cost cap (--max-cost {max_cost:g}) was reached; raise it and " if max_cost else ""
         )
@@ -329,7 +351,9 @@ def backfill_command(
             f"{why}run the same command to go on",
             highlight=False,
         )
-        raise typer.Exit(EXIT_NOT_STARTED)
+    if left_unfinished(summary):
+        return EXIT_PARTIAL
+    return EXIT_NOT_STARTED if summary.not_started else EXIT_OK
 
 
 def main() -> None:

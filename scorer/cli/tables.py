@@ -18,6 +18,7 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     from scorer.calibrate.stats import CalibrationResult, DimensionAgreement
+    from scorer.jobs.run_state import SessionResult
     from scorer.sinks.store import RunSummary
 
 NARROW = 100
@@ -128,6 +129,44 @@ def agent_model(r: RunSummary) -> str:
 def _cost(r: RunSummary) -> str:
     """The judge's cost; `-` for the heuristic judge, which calls no model."""
     return "-" if r.judge == "heuristic" else f"${r.cost_usd:.4f}"
+
+
+_OUTCOME_ORDER = ("failed", "incomplete", "unscored", "not_started", "estimated")
+_OUTCOME_STYLE = {"failed": "red", "incomplete": "yellow", "unscored": "yellow", "scored": "green"}
+_OUTCOME_TEXT = {"not_started": "not started", "estimated": "to judge"}
+
+
+def results_table(results: list[SessionResult], width: int, limit: int = 30) -> Group:
+    """The backfill's results, one row per session: what went wrong first, then the
+    lowest overall first; at most `limit` rows, the rest counted below."""
+
+    def rank(r: SessionResult) -> tuple[int, float, str]:
+        first = _OUTCOME_ORDER.index(r.outcome) if r.outcome in _OUTCOME_ORDER else 9
+        return first, r.overall if r.overall is not None else 2.0, r.title or r.session_id
+
+    ordered = sorted(results, key=rank)
+    ids = short_ids(r.session_id for r in results)
+    others = [11, 7, 8, 9]
+    room = max(20, width - sum(others) - 3 * (len(others) + 1) - 1)
+    table = Table(title="results", header_style="bold", box=box.SIMPLE_HEAD)
+    table.add_column("outcome", no_wrap=True, min_width=others[0])
+    table.add_column("overall", justify="right", no_wrap=True, min_width=others[1])
+    table.add_column("goal", no_wrap=True, min_width=others[2])
+    table.add_column("cost", justify="right", no_wrap=True, min_width=others[3])
+    table.add_column("session", max_width=room, no_wrap=True)
+    for r in ordered[:limit]:
+        name = f"{r.title}  [{ids[r.session_id]}]" if r.title else r.session_id
+        why = f" — {r.reason}" if r.reason and r.outcome not in ("scored", "estimated") else ""
+        table.add_row(
+            Text(_OUTCOME_TEXT.get(r.outcome, r.outcome), style=_OUTCOME_STYLE.get(r.outcome, "")),
+            "-" if r.overall is None else f"{r.overall:.2f}",
+            r.goal or "-",
+            f"${r.cost_usd:.4f}" if r.cost_usd else "-",
+            _cut(name + why, room),
+        )
+    rest = len(ordered) - limit
+    more = [Text(f"… and {rest} more (scorer scores list)", style="dim")] if rest > 0 else []
+    return Group(table, *more)
 
 
 def _fits(table: Table, console: Console) -> bool:

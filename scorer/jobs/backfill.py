@@ -67,11 +67,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scorer.errors import ConfigError, CredentialsError
-from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse, discover_local
+from scorer.jobs.discover_local import discover_local
+from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse
 from scorer.jobs.escalation import escalate_run
 from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, remember_limits
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
-from scorer.jobs.pipeline import estimate_one, process
+from scorer.jobs.outcomes import describe, estimate_if_judged
+from scorer.jobs.pipeline import process
 from scorer.jobs.prep_pool import PrepPool, pool_workers
 from scorer.jobs.ratelimit import RateLimiter, StopSignal
 from scorer.jobs.run_state import (
@@ -148,9 +150,9 @@ def default_services(opts: BackfillOptions, settings: Settings, *, rate: float =
             from scorer.sources.langfuse import LangfuseSource
 
             return LangfuseSource(ref.session_id, api=lf).load()
-        from scorer.sources.claude_code import ClaudeCodeSource
+        from scorer.sources import open_file
 
-        return ClaudeCodeSource(Path(ref.origin or "")).load()
+        return open_file(Path(ref.origin or "")).load()  # format sniffed: stream-json too
 
     chunking = PrepOptions.from_settings(settings)
     services = Services(load, make_judge("heuristic"), ScoreStore(settings.store_path), [], lf)
@@ -385,6 +387,7 @@ def _run(
         results = _run_pool(ctx, refs, progress)
         for result in results:
             summary.add(result)
+        summary.sessions = describe(results, services.store, opts.judge, ctx.judge_model)
         if opts.dry_run:
             summary.estimated_input_tokens = summary.input_tokens
             summary.estimated_output_tokens = summary.output_tokens
@@ -442,7 +445,7 @@ def _with_unfinished(
 def _run_pool(
     ctx: Context, refs: list[SessionRef], progress: ProgressFactory | None
 ) -> list[SessionResult]:
-    worker = estimate_one if ctx.opts.dry_run else process
+    worker = estimate_if_judged if ctx.opts.dry_run else process
     make_tracker = progress or (lambda total, dry_run: NoProgress())
     if ctx.opts.batch_api and not ctx.opts.dry_run:
         with make_tracker(len(refs), False) as bar:

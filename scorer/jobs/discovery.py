@@ -1,7 +1,7 @@
 """Find the sessions a backfill should score: local transcripts or Langfuse sessions.
 
-Local: every `<root>/<project>/<session>.jsonl` (subagent `agent-*.jsonl` files excluded)
-whose modification time falls in the window. Langfuse: root observations from
+Local files: `scorer.jobs.discover_local` (`<root>/<folder>/<file>.jsonl` by modification
+time, under the ids their sources report, finished ones only). Langfuse: root observations from
 `GET /api/public/v2/observations`, deduplicated by observation id and grouped by
 `sessionId`. The window is walked with adaptive sub-windows, so the cost follows the
 number of observations, not the number of days: each sub-window is sized to hold about
@@ -19,15 +19,14 @@ hash, then sample deterministically from a seed, then limit.
 from __future__ import annotations
 
 import json
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
+from scorer._text import plural
 from scorer.errors import ConfigError, SourceError
 
 PAGE_LIMIT = 1000
@@ -62,6 +61,10 @@ class Discovery:
     sessions: list[SessionRef] = field(default_factory=list)
     active: list[str] = field(default_factory=list)
     """Sessions skipped because they were active within the idle threshold."""
+    active_why: dict[str, str] = field(default_factory=dict)
+    """Why a local session counts as active (`its last event was 3 min ago`)."""
+    idle_minutes: float = 30.0
+    """The idle threshold the run used (named in the note on active sessions)."""
     observations: int = 0
     pages: int = 0
     without_session: int = 0
@@ -74,12 +77,30 @@ class Discovery:
     """Files modified in the future (a wrong clock): taken as modified now, not as active."""
 
     def notes(self) -> list[str]:
-        """One line per file that discovery left out or had to guess about."""
+        """One line per file that discovery left out or had to guess about, and what to
+        do about sessions left alone as active."""
         return [
+            *self._active_notes(),
             *(f"skipped {entry}" for entry in self.skipped_files),
             *(f"session id clash: {entry}" for entry in self.clashes),
             *(f"modification time in the future, taken as now: {p}" for p in self.future_mtime),
         ]
+
+    def _active_notes(self, shown: int = 5) -> list[str]:
+        if not self.active:
+            return []
+        limit = f"{self.idle_minutes:g} min"
+        lines = [
+            f"{plural(len(self.active), 'session')} left for a later run: active within the "
+            f"last {limit} (--idle-minutes); run again later, or pass --idle-minutes 0 to "
+            "score them now"
+        ]
+        for sid in self.active[:shown]:
+            why = self.active_why.get(sid)
+            lines.append(f"  active: {sid}" + (f" ({why})" if why else ""))
+        if len(self.active) > shown:
+            lines.append(f"  … and {len(self.active) - shown} more")
+        return lines
 
 
 @dataclass(frozen=True)
@@ -124,82 +145,7 @@ def watch_discovery(callback: ProgressFn) -> Iterator[None]:
         _LISTENER.reset(token)
 
 
-# --- local -------------------------------------------------------------------------
-
-
-def discover_local(
-    root: Path,
-    *,
-    start: datetime | None = None,
-    end: datetime | None = None,
-    project: str | None = None,
-    idle: timedelta = timedelta(minutes=30),
-    now: datetime | None = None,
-) -> Discovery:
-    """Transcripts under a Claude Code projects root, by modification time.
-
-    Args:
-        root: The projects root (`~/.claude/projects`).
-        start: Inclusive lower bound on the file's mtime.
-        end: Exclusive upper bound on the file's mtime.
-        project: Only project folders whose name contains this text.
-        idle: A file modified less than this long ago is an active session.
-        now: The current time (tests pin it).
-
-    Returns:
-        The sessions, oldest first.
-    """
-    if not root.is_dir():
-        raise SourceError(f"projects root not found: {root}")
-    now = now or datetime.now(UTC)
-    found = Discovery()
-    newest: dict[str, SessionRef] = {}
-    for path in sorted(root.glob("*/*.jsonl")):
-        if path.name.startswith("agent-") or (project and project not in path.parent.name):
-            continue
-        mtime = _regular_mtime(path, found)
-        if mtime is None:
-            continue
-        clamped = mtime > now
-        if clamped:
-            found.future_mtime.append(str(path))
-            mtime = now
-        if not in_window(mtime, start, end):
-            continue
-        if not clamped and now - mtime < idle:
-            found.active.append(path.stem)
-            continue
-        ref = SessionRef(
-            path.stem, "claude-code", str(path), mtime, meta={"project": path.parent.name}
-        )
-        _keep_newest(newest, ref, found)
-    found.sessions = sorted(newest.values(), key=lambda r: (r.last_activity, r.session_id))
-    return found
-
-
-def _regular_mtime(path: Path, found: Discovery) -> datetime | None:
-    """The file's mtime, or None (recorded in `found`) when it is no regular file."""
-    try:
-        info = path.stat()
-    except OSError as exc:  # a dangling symlink or a symlink loop
-        found.skipped_files.append(f"{path}: {exc.strerror or exc}")
-        return None
-    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the reader forever
-        found.skipped_files.append(f"{path}: not a regular file")
-        return None
-    return datetime.fromtimestamp(info.st_mtime, UTC)
-
-
-def _keep_newest(newest: dict[str, SessionRef], ref: SessionRef, found: Discovery) -> None:
-    """One ref per session id: the same id in two project folders is one session."""
-    other = newest.get(ref.session_id)
-    if other is None:
-        newest[ref.session_id] = ref
-        return
-    newer = ref.last_activity and other.last_activity and ref.last_activity > other.last_activity
-    keep, drop = (ref, other) if newer else (other, ref)
-    newest[ref.session_id] = keep
-    found.clashes.append(f"{ref.session_id} in {drop.origin} and {keep.origin}; scoring the newer")
+# --- shared ------------------------------------------------------------------------
 
 
 def in_window(when: datetime, start: datetime | None, end: datetime | None) -> bool:
@@ -438,7 +384,7 @@ def discover_langfuse(
         The finished sessions (oldest first), the active ones and the counts.
     """
     now = now or datetime.now(UTC)
-    found = Discovery()
+    found = Discovery(idle_minutes=idle.total_seconds() / 60)
     groups: dict[str, SessionRef] = {}
     report = progress or _LISTENER.get()
 

@@ -84,9 +84,9 @@ def _warm() -> int:
 
 def load_and_prepare(origin: str, options: PrepOptions) -> Prepared:
     """What a worker runs: the file source's load, then `prepare` (as in a thread)."""
-    from scorer.sources.claude_code import ClaudeCodeSource
+    from scorer.sources import open_file
 
-    return options.run(ClaudeCodeSource(Path(origin)).load())
+    return options.run(open_file(Path(origin)).load())  # format sniffed, as in a thread
 
 
 class PrepPool:

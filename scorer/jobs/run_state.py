@@ -135,6 +135,10 @@ class SessionResult(BaseModel):
     recommendation: str | None = None
     requests: int = 0
     """Judge calls a dry run expects for the session (its estimate)."""
+    title: str | None = None
+    """The session's title, from its stored card (None when it never got one)."""
+    goal: str | None = None
+    """The goal_achievement label of its stored card."""
 
 
 class BackfillSummary(BaseModel):
@@ -179,6 +183,8 @@ class BackfillSummary(BaseModel):
     """A dry run's wall time and cost at the account's limits (`jobs.forecast`)."""
     failures: list[SessionResult] = Field(default_factory=list)
     """Failed, unscored and incomplete sessions with their reasons."""
+    sessions: list[SessionResult] = Field(default_factory=list)
+    """Every selected session's result, with its title and goal (the results table)."""
     notes: list[str] = Field(default_factory=list)
     """Files discovery skipped or guessed about (symlinks, FIFOs, id clashes, clocks)."""
     wall_seconds: float = 0.0

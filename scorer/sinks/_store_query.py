@@ -29,6 +29,8 @@ class RunFilter(BaseModel):
     """
 
     session_id: str | None = None
+    session_ids: list[str] | None = None
+    """Only these sessions."""
     project: str | None = None
     judge: str | None = None
     model: str | None = None
@@ -58,6 +60,15 @@ class RunFilter(BaseModel):
             source=self.source,
             collection=self.collection,
         )
+        if self.session_ids is not None:
+            marks = ", ".join("?" for _ in self.session_ids) or "NULL"
+            where, params = (
+                f"{where} AND {table}session_id IN ({marks})",
+                (
+                    *params,
+                    *self.session_ids,
+                ),
+            )
         when = f"COALESCE({table}started_at, {table}ended_at, {table}created_at)"
         if self.since is not None:
             where, params = f"{where} AND {when} >= ?", (*params, iso(self.since))

@@ -207,6 +207,17 @@ def _missing(path: Path, shown: str) -> str:
     return f"{shown}: cannot be read"
 
 
+def open_file(path: Path) -> SessionSource:
+    """The source of a file found on disk (a backfill's discovered file), its format
+    sniffed; never searched for as a session id.
+
+    Raises:
+        SourceError: The file is gone, no regular file, or of an unknown format.
+    """
+    require_regular_file(path)  # before sniffing: opening a FIFO would block forever
+    return FILE_SOURCES[sniff_format(path)](path, None)
+
+
 def find_session(session_id: str, projects_root: Path) -> Path:
     """Find `<projects_root>/*/<session_id>.jsonl` (exact id first, then a unique prefix)."""
     looked = f"{projects_root}/*/{session_id}.jsonl"
@@ -284,6 +295,7 @@ __all__ = [
     "TerminalFileSource",
     "find_session",
     "number_events",
+    "open_file",
     "resolve",
     "resolve_file",
     "sniff_format",

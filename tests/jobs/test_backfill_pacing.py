@@ -75,12 +75,14 @@ def test_sessions_larger_than_the_input_limit_are_all_judged(tmp_path, monkeypat
     [note] = [n for n in again.notes if "chunks planned under" in n]
     assert "20,000 input tokens per minute (learned 20" in note
 
-    # The next dry run plans and forecasts at the remembered limits.
+    # The next dry run plans and forecasts at the remembered limits. A dry run prices only
+    # what its run would judge: these sessions are scored, so it is a --rescore, and over
+    # another window (a new run key: the runs above finished them under theirs).
     from scorer.cli.main import app
 
-    dry = CliRunner().invoke(
-        app, ["backfill", "--projects-root", str(root), "--dry-run", "--judge", "llm", "--json"]
-    )
+    args = ["--projects-root", str(root), "--dry-run", "--rescore", "--from", "2020-01-01"]
+    args += ["--judge", "llm", "--json"]
+    dry = CliRunner().invoke(app, ["backfill", *args])
     assert dry.exit_code == 0, dry.stderr
     forecast = json.loads(dry.stdout)["forecast"]
     assert forecast["limits_source"].startswith("learned") and forecast["itpm"] == ITPM

@@ -12,10 +12,10 @@ import pytest
 import respx
 
 from scorer.errors import ConfigError
+from scorer.jobs.discover_local import discover_local
 from scorer.jobs.discovery import (
     SessionRef,
     discover_langfuse,
-    discover_local,
     observation_filter,
 )
 from scorer.jobs.ledger import Ledger, run_key
@@ -36,13 +36,16 @@ def test_local_discovery_window_idle_and_agents(tmp_path):
     ages = {"old": 48, "mid": 5, "fresh": 0.1}
     for name, hours in ages.items():
         p = proj / f"{name}.jsonl"
-        p.write_text("{}\n")
+        last_event = (NOW - timedelta(hours=hours)).isoformat()
+        p.write_text(json.dumps({"type": "user", "timestamp": last_event}) + "\n")
         t = (NOW - timedelta(hours=hours)).timestamp()
         os.utime(p, (t, t))
     (proj / "agent-abc.jsonl").write_text("{}\n")
     found = discover_local(tmp_path, start=NOW - timedelta(days=1), end=NOW, now=NOW)
     assert [r.session_id for r in found.sessions] == ["mid"]
     assert found.active == ["fresh"]
+    assert found.active_why == {"fresh": "its last event was 6 min ago"}
+    assert "--idle-minutes 0" in found.notes()[0] and "fresh" in found.notes()[1]
     assert discover_local(tmp_path, project="nomatch", now=NOW).sessions == []
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from scorer.errors import SourceError
-from scorer.jobs.discovery import discover_local
+from scorer.jobs.discover_local import discover_local
 from scorer.sources import resolve
 from scorer.sources._jsonl import read_jsonl
 from scorer.sources.claude_code import ClaudeCodeSource
@@ -23,8 +22,13 @@ DEEP = ("[" * 10_000 + "]" * 10_000).encode()
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
-def _demo_lines() -> list[bytes]:
-    return DEMO.read_bytes().splitlines()
+DEMO_ID = b"0d3e5f1a-7c2b-4e8d-9a61-5b4c3d2e1f00"
+
+
+def _demo_lines(session_id: str | None = None) -> list[bytes]:
+    """The demo transcript's lines, under another session id if given."""
+    data = DEMO.read_bytes()
+    return (data.replace(DEMO_ID, session_id.encode()) if session_id else data).splitlines()
 
 
 def _write(path: Path, lines: list[bytes]) -> Path:
@@ -88,7 +92,7 @@ def _project_root(tmp_path: Path) -> Path:
     root = tmp_path / "projects"
     old = (NOW - timedelta(hours=5)).timestamp()
     for project, sid in (("-a", "good-1"), ("-b", "good-2")):
-        path = shutil.copy(DEMO, _write(root / project / f"{sid}.jsonl", []))
+        path = _write(root / project / f"{sid}.jsonl", _demo_lines(sid))
         os.utime(path, (old, old))
     (root / "-a" / "dangling.jsonl").symlink_to(root / "-a" / "gone.jsonl")
     (root / "-a" / "loop1.jsonl").symlink_to(root / "-a" / "loop2.jsonl")
@@ -110,7 +114,7 @@ def test_discovery_skips_and_reports_symlinks_and_fifos(tmp_path: Path) -> None:
 
 def test_same_session_id_in_two_projects_is_one_session(tmp_path: Path) -> None:
     root = _project_root(tmp_path)
-    newer = Path(shutil.copy(DEMO, root / "-b" / "good-1.jsonl"))
+    newer = _write(root / "-b" / "good-1.jsonl", _demo_lines("good-1"))
     t = (NOW - timedelta(hours=2)).timestamp()
     os.utime(newer, (t, t))
     found = discover_local(root, now=NOW)

@@ -1,0 +1,67 @@
+"""What a backfill did to each session, for people: titles and goals from the store, the
+dry run's gate (price only what the run would judge), and the exit status for cron."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scorer.jobs.pipeline import already_scored, estimate_one, push_pending
+from scorer.jobs.run_state import BackfillSummary, Context, SessionResult, ledger_gate
+from scorer.sinks.store import RunFilter
+
+if TYPE_CHECKING:
+    from scorer.jobs.discovery import SessionRef
+    from scorer.sinks.store import RunSummary, ScoreStore
+
+__all__ = ["describe", "estimate_if_judged"]
+
+_CHUNK = 500
+"""Session ids per store query (SQLite's variable limit)."""
+
+
+def estimate_if_judged(ctx: Context, ref: SessionRef) -> SessionResult:
+    """Dry run: estimate the session only when a real run of the same command would
+    judge it; what it would skip (done in this run, already scored, a final verdict, out
+    of attempts, a pending push) is reported as such and costs nothing."""
+    sid = ref.session_id
+    settled = ledger_gate(ctx, ctx.ledger.get(sid) or {}, sid)
+    if settled is not None:
+        return settled
+    if push_pending(ctx, sid):
+        return SessionResult(session_id=sid, outcome="skipped", reason="stored; push pending")
+    if not ctx.opts.rescore and already_scored(ctx, ref):
+        return SessionResult(session_id=sid, outcome="skipped", reason="already scored")
+    return estimate_one(ctx, ref)
+
+
+def describe(
+    results: list[SessionResult], store: ScoreStore, judge: str, model: str | None
+) -> list[SessionResult]:
+    """The results with each session's title, goal and overall from its stored card of
+    this judge and model (skipped sessions included), in one query per 500 sessions."""
+    ids = [r.session_id for r in results]
+    found: dict[str, RunSummary] = {}
+    for start in range(0, len(ids), _CHUNK):
+        where = RunFilter(session_ids=ids[start : start + _CHUNK], judge=judge, collection=None)
+        for run in store.list_runs(limit=2 * _CHUNK, where=where):
+            if run.model == model and run.session_id not in found:  # newest first
+                found[run.session_id] = run
+    described = []
+    for result in results:
+        card = found.get(result.session_id)
+        if card is not None:
+            result = result.model_copy(
+                update={
+                    "title": card.title,
+                    "goal": card.goal,
+                    "overall": card.overall if result.overall is None else result.overall,
+                    "recommendation": result.recommendation or card.recommendation,
+                }
+            )
+        described.append(result)
+    return described
+
+
+def left_unfinished(summary: BackfillSummary) -> bool:
+    """Whether the run left sessions failed or incomplete (exit `EXIT_PARTIAL` then)."""
+    return bool(summary.failed or summary.incomplete)
