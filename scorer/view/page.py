@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from scorer._text import plural
 from scorer._version import package_version
 from scorer.judge.rubric import OVERALL, default_rubric
+from scorer.prepare.render import EVENT_LABELS
 from scorer.results.rows import DIMENSIONS, SHORT_NAMES
-from scorer.results.trends import Period, compute_trends
+from scorer.results.trends import Period, compute_trends, period_of, when
 from scorer.sinks._store_query import recency
 from scorer.view.plots import trend_plots
 
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
     from scorer.sinks.store import StoredRun
 
 __all__ = ["render_page"]
+
+_SCRIPTS = ("compare.js", "viewer.js")
+"""The page's scripts, in load order: `compare.js` defines what `viewer.js` calls."""
 
 
 def _asset(name: str) -> Markup:
@@ -61,15 +66,19 @@ def _dimensions() -> list[dict[str, Any]]:
 
 
 def page_data(runs: list[StoredRun], timeline_ids: dict[str, str]) -> dict[str, Any]:
-    """The JSON the page embeds: every run as the scorecard JSON plus store bookkeeping."""
+    """The JSON the page embeds: every run as the scorecard JSON plus store bookkeeping,
+    the ISO week each run is filed under (as `scorer trends` files it), and how each kind
+    of timeline event starts (the page's timeline filters read them)."""
     return {
         "generated_by": f"session-scorer {package_version()}",
         "overall": OVERALL,
         "dimensions": _dimensions(),
+        "event_labels": {kind.value: list(labels) for kind, labels in EVENT_LABELS.items()},
         "runs": [
             {
                 "run_id": r.run_id,
                 "pushed_at": r.pushed_at.isoformat() if r.pushed_at else None,
+                "week": period_of(when(r), "week")[1],
                 "timeline": timeline_ids.get(r.card.session_id),
                 "card": r.card.model_dump(mode="json"),
             }
@@ -111,11 +120,12 @@ def render_page(
     return template.render(
         version=package_version(),
         n_runs=len(runs),
+        runs_text=plural(len(runs), "run"),
         store=store,
         filtered=filtered,
         generated_at=(now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
         css=_asset("viewer.css"),
-        js=_asset("viewer.js"),
+        js=Markup("\n").join(_asset(name) for name in _SCRIPTS),
         data=page_data(runs, timeline_ids),
         timelines=timelines,
         trends=trends,

@@ -49,9 +49,15 @@ def _coords(points: list[tuple[float, float]]) -> str:
     return " ".join(f"{x},{y}" for x, y in points)
 
 
-def _short(label: str) -> str:
-    """`2026-W47` → `W47`, `2026-11-20` → `11-20` (the year is in the tooltip)."""
-    return label.split("-", 1)[1] if "-" in label else label
+def _axis_labels(labels: list[str]) -> list[str]:
+    """`2026-W52`, `W53`, `2027-W01`, `W02`: the year on the first label and wherever it
+    changes (`2026-11-20`, `11-21`, … for days), so the axis never reads W52 → W01."""
+    out, year = [], None
+    for label in labels:
+        this, _, rest = label.partition("-")
+        out.append(label if this != year or not rest else rest)
+        year = this
+    return out
 
 
 def trend_plots(trends: Trends, max_labels: int = 10) -> list[Plot]:
@@ -59,10 +65,10 @@ def trend_plots(trends: Trends, max_labels: int = 10) -> list[Plot]:
     periods = trends.periods
     n = len(periods)
     step = max(1, -(-n // max_labels))  # ceil: at most `max_labels` x labels
+    shown = [(i, p.label) for i, p in enumerate(periods) if i % step == 0]
+    axis = _axis_labels([label for _, label in shown])
     x_labels = [
-        Point(x=_x(i, n), y=0, label=_short(p.label))
-        for i, p in enumerate(periods)
-        if i % step == 0
+        Point(x=_x(i, n), y=0, label=text) for (i, _), text in zip(shown, axis, strict=True)
     ]
     ticks = [Point(x=0, y=_y(v), label=f"{v:g}") for v in (0.0, 0.25, 0.5, 0.75, 1.0)]
     plots = []

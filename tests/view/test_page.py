@@ -145,3 +145,27 @@ def test_view_serve_end_to_end(clean_env, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_trend_axis_labels_carry_the_year_where_it_starts_and_changes() -> None:
+    from scorer.view.plots import _axis_labels
+
+    weeks = ["2026-W45", "2026-W52", "2026-W53", "2027-W01", "2027-W07"]
+    assert _axis_labels(weeks) == ["2026-W45", "W52", "W53", "2027-W01", "W07"]
+    assert _axis_labels(["2026-12-31", "2027-01-01", "2027-01-02"]) == [
+        "2026-12-31",
+        "2027-01-01",
+        "01-02",
+    ]
+
+
+def test_page_embeds_each_runs_week_and_the_event_labels(clean_env, tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    start = datetime(2026, 12, 31, 23, tzinfo=UTC)  # ISO week 2026-W53
+    with ScoreStore() as store:
+        store.save(make_card("w", session=SessionInfo(started_at=start)))
+    data = _data(_view(tmp_path))
+    assert data["runs"][0]["week"] == "2026-W53"
+    assert data["event_labels"]["tool_result"] == ["↳ result"]
+    assert "<title>session-scorer — 1 run</title>" in _view(tmp_path)
