@@ -4,19 +4,29 @@ Typer builds the click commands; `ScorerGroup` (the `scorer` umbrella) and `Scor
 (the single-command entry points) add the shared options to themselves and to every
 command below them, and fill each command's epilog with its example and the exit-code
 table. Shell completion is typer's (`--install-completion`, `--show-completion`).
+
+In a terminal narrower than `NARROW_HELP` columns, help is click's plain layout (option,
+then its help wrapped beside or under it) instead of typer's six-column rich tables,
+which cut cells (`--install-compl…`, `--sample/--fract…`) when they share 80 columns.
 """
 
 from __future__ import annotations
 
+import shutil
+import textwrap
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
+from typer._click.formatting import HelpFormatter
 from typer.core import TyperCommand, TyperGroup
 
 from scorer._gc import freeze_at_exit
 from scorer.cli._common import EXIT_CODES, set_verbosity
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+NARROW_HELP = 120
+"""Below this terminal width help uses the plain layout (the rich one cuts cells)."""
 
 EXAMPLES = {
     "scorer": "scorer session examples/demo-session.jsonl · scorer scores list · scorer view",
@@ -120,10 +130,67 @@ def _epilog(name: str | None, existing: str | None) -> str:
     return "\n\n".join(parts)
 
 
+def _plain(markup: str) -> str:
+    """The epilog without rich markup; a paragraph of several lines (the examples) is
+    marked for click to keep its lines as they are (`\\b`), the rest is wrapped."""
+    paragraphs = Text.from_markup(markup).plain.split("\n\n")
+    return "\n\n".join(f"\b\n{p}" if "\n" in p else p for p in paragraphs)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width`, broken between words only (never at a hyphen, so
+    `--calibration-sample` and `claude-sonnet-4-6` stay whole)."""
+    return textwrap.wrap(
+        " ".join(text.split()), max(width, 20), break_on_hyphens=False, break_long_words=False
+    )
+
+
+class _PlainHelp(HelpFormatter):
+    """Click's two-column help, wrapping between words only."""
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = list(rows)
+        column = min(max((len(term) for term, _ in rows), default=0), col_max) + col_spacing
+        margin = " " * (self.current_indent + column)
+        for term, text in rows:
+            self.write(" " * self.current_indent + term)
+            lines = _wrap(text, self.width - self.current_indent - column) if text else []
+            if lines and len(term) <= column - col_spacing:
+                self.write(" " * (column - len(term)) + lines.pop(0))
+            self.write("\n" + "".join(f"{margin}{line}\n" for line in lines))
+
+    def write_text(self, text: str) -> None:
+        indent = " " * self.current_indent
+        for i, paragraph in enumerate(text.split("\n\n")):
+            kept = paragraph.startswith("\b\n")
+            lines = (
+                paragraph[2:].splitlines() if kept else _wrap(paragraph, self.width - len(indent))
+            )
+            self.write("\n" * bool(i) + "".join(f"{indent}{line}\n" for line in lines))
+
+
+def _format_help(cmd: Any, ctx: Any, formatter: Any) -> None:
+    """Typer's rich help on a wide terminal; click's plain layout on a narrow one."""
+    rich_help, columns = type(cmd).format_help, shutil.get_terminal_size().columns
+    if columns >= NARROW_HELP:
+        return rich_help(cmd, ctx, formatter)
+    plain = _PlainHelp(width=max(columns - 2, 40), max_width=columns)
+    mode, epilog = cmd.rich_markup_mode, cmd.epilog
+    cmd.rich_markup_mode, cmd.epilog = None, _plain(epilog or "")
+    try:
+        rich_help(cmd, ctx, plain)
+    finally:
+        cmd.rich_markup_mode, cmd.epilog = mode, epilog
+    formatter.write(plain.getvalue())
+    return None
+
+
 def _adopt(cmd: Any, *, root: bool) -> None:
-    """Add the shared options and the epilog to `cmd` and every command below it."""
+    """Add the shared options, the epilog and the width-aware help to `cmd` and every
+    command below it."""
     cmd.params.extend(_params(version=root))
     cmd.epilog = _epilog(cmd.name, cmd.epilog)
+    cmd.format_help = lambda ctx, formatter: _format_help(cmd, ctx, formatter)
     for sub in getattr(cmd, "commands", {}).values():
         _adopt(sub, root=False)
 

@@ -73,6 +73,37 @@ def test_every_command_has_help_with_an_example_and_the_exit_codes():
         assert "2 usage error" in result.stdout and "--quiet" in result.stdout, path
 
 
+def _options(path: tuple[str, ...]) -> list[str]:
+    cmd = typer.main.get_command(app)
+    for name in path:
+        cmd = cmd.commands[name]
+    return [
+        o
+        for p in cmd.params
+        if not getattr(p, "hidden", False)
+        for o in (*p.opts, *p.secondary_opts)
+    ]
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_narrow_help_cuts_no_cell_and_breaks_no_word(columns):
+    """Below 120 columns help is the plain layout: every line fits, every option and
+    choice list is whole (typer's rich tables cut `--install-compl…` at 80)."""
+    for path in command_paths():
+        result = runner.invoke(app, [*path, "-h"], env={"COLUMNS": str(columns)})
+        assert result.exit_code == 0, (path, result.output)
+        lines = result.stdout.splitlines()
+        assert not [line for line in lines if len(line) > columns], (path, columns)
+        assert "…" not in result.stdout.replace('"…"', ""), path  # the hook example quotes one
+        words = {w for line in lines for w in line.split()}
+        for option in _options(path):
+            assert any(w == option or w.startswith(option + ",") for w in words), (path, option)
+        assert "Exit codes:" in result.stdout and "[bold]" not in result.stdout, path
+        assert not [line for line in lines if line.rstrip().endswith("-")], (path, columns)
+    backfill = runner.invoke(app, ["backfill", "-h"], env={"COLUMNS": str(columns)}).stdout
+    assert "<claude-code|langfuse>" in backfill and "<low|medium|high|xhigh|max>" in backfill
+
+
 def test_quiet_drops_notes_and_verbose_raises_the_log_level():
     loud = runner.invoke(app, ["session", str(DEMO), "--no-store", "--json"])
     assert loud.exit_code == 0 and "note: ANTHROPIC_API_KEY is not set" in loud.stderr
