@@ -144,7 +144,7 @@ def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> N
         note(text)
     if s.verified or s.verify_error:
         err.print(
-            f"  read back from Langfuse: {s.verified} session(s)"
+            f"  read back from Langfuse: {plural(s.verified, 'session')}"
             + (f" — read-back failed: {s.verify_error}" if s.verify_error else "")
         )
     if s.incomplete:
@@ -175,7 +175,7 @@ def discovery_status(console: Console, *, enabled: bool) -> Iterator[None]:
             return
         status.update(
             f"discovering sessions in Langfuse… {p.sessions} found, listed up to "
-            f"{p.reached:%Y-%m-%d %H:%M} ({p.fraction:.0%} of the window), {p.requests} requests"
+            f"{p.reached:%Y-%m-%d %H:%M} ({p.fraction:.0%} of the window), {plural(p.requests, 'request')}"
         )
 
     status.start()

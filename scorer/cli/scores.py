@@ -225,7 +225,7 @@ def export_command(
         sys.stdout.write(export_text(runs, fmt.value))
         return
     write_export(runs, fmt.value, output)
-    err.print(f"wrote {len(runs)} run(s) to {output}", highlight=False)
+    err.print(f"wrote {plural(len(runs), 'run')} to {output}", highlight=False)
 
 
 @app.command("push")
@@ -334,7 +334,7 @@ def verify_command(
         cards = [c for c in store.scorecards() if _identity(c) in pushed]
         waiting = sum(1 for error in _push_errors(store).values() if error)
         if waiting:
-            err.print(f"{waiting} scorecard(s) wait for `scorer scores push` (not checked)")
+            err.print(f"{plural(waiting, 'scorecard')} wait for `scorer scores push` (not checked)")
         if not cards:
             err.print("nothing pushed to verify")
             return
@@ -349,9 +349,11 @@ def verify_command(
     else:
         for reason in report.reasons.values():
             err.print(f"[red]missing[/] {reason}", highlight=False)
-        err.print(f"verified {report.checked} scorecard(s): {len(report.missing)} incomplete")
+        err.print(
+            f"verified {plural(report.checked, 'scorecard')}: {len(report.missing)} incomplete"
+        )
     if report.missing:
         raise fail(
-            f"{len(report.missing)} scorecard(s) not fully in Langfuse: fix the cause, then "
+            f"{plural(len(report.missing), 'scorecard')} not fully in Langfuse: fix the cause, then "
             "run `scorer scores push`"
         )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 from rich.markup import escape
 
+from scorer._text import plural
 from scorer.cli._common import (
     EXIT_ESCALATE,
     EXIT_UNSCORED,
@@ -98,7 +99,7 @@ def _show_plan(
         out.print(
             f"LLM judge estimate ({est['model']}, effort {est['effort']}): "
             f"~{est['input_tokens']:,} input + ~{est['output_tokens']:,} output tokens in "
-            f"{est['requests']} requests, ~${est['cost_usd']:.4f}\n"
+            f"{plural(est['requests'], 'request')}, ~${est['cost_usd']:.4f}\n"
             f"  input basis: {est['input_basis']}\n  output basis: {est['output_basis']}",
             markup=False,
             highlight=False,

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from scorer._fs import write_atomic
+from scorer._text import plural
 from scorer.cli._common import err, handle_errors
 from scorer.cli._filters import (
     CollectionName,
@@ -82,7 +83,7 @@ def view_command(
     write_atomic(output, html)
     seconds = time.perf_counter() - started
     size = len(html.encode()) / 1e6
-    err.print(f"wrote {output} ({len(runs)} run(s), {size:.1f} MB, {seconds:.1f} s)")
+    err.print(f"wrote {output} ({plural(len(runs), 'run')}, {size:.1f} MB, {seconds:.1f} s)")
     if show and not serve:
         _show(output)
     if serve:

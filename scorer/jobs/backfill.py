@@ -56,16 +56,19 @@ pool, escalation) and `jobs.batches` (the Message Batches path). The progress di
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scorer._text import plural
 from scorer.errors import ConfigError, CredentialsError
 from scorer.jobs.discover_local import discover_local
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse
@@ -442,6 +445,9 @@ def _with_unfinished(
     return chosen + extra
 
 
+log = logging.getLogger(__name__)
+
+
 def _run_pool(
     ctx: Context, refs: list[SessionRef], progress: ProgressFactory | None
 ) -> list[SessionResult]:
@@ -470,8 +476,28 @@ def _run_pool(
             # Calls on the wire finish and are written; requests still waiting for a slot
             # raise RunStopped (the limiter watches ctx.stop); the rest wait for a resume.
             ctx.stop.set()
+            _drain(pool, futures)
             raise
     return results
+
+
+def _drain(pool: ThreadPoolExecutor, futures: list[Future[SessionResult]]) -> None:
+    """After Ctrl-C: cancel what has not started and wait for the calls on the wire, saying
+    so; a second Ctrl-C quits at once (exit 130: the ledger and the store are written in
+    transactions, and the next run retries what was cut)."""
+    busy = sum(f.running() for f in futures)
+    if busy:
+        log.warning(
+            "interrupted: waiting for %s on the wire to finish and be stored "
+            "(Ctrl-C again to quit now; the next run retries them)",
+            plural(busy, "session"),
+        )
+    try:
+        pool.shutdown(wait=True, cancel_futures=True)
+    except KeyboardInterrupt:
+        log.warning("quit with %s unfinished: run the same command again", plural(busy, "session"))
+        sys.stderr.flush()
+        os._exit(130)  # the worker threads would be joined at exit: do not wait for them
 
 
 def _forget_config_checks() -> None:

@@ -186,12 +186,41 @@ def _pending(
     return steps
 
 
+def _task(evaluation: dict[str, Any], max_chars: int) -> list[str]:
+    """The original task (the scorecard's redacted task text, else its title), quoted and
+    cut to `max_chars`: the next run must know what it is finishing."""
+    info = (evaluation.get("scorecard") or {}).get("session") or {}
+    task = (info.get("task") or info.get("title") or "").strip()
+    if not task:
+        return ["(not recorded: the last evaluation did not see the task)"]
+    if len(task) > max_chars:
+        task = task[: max_chars - 1].rstrip() + "…"
+    return [f"> {line}" if line else ">" for line in task.splitlines()]
+
+
+def _steps(pending: list[str], failures: list[str]) -> list[str]:
+    """Next steps without repeats: each failure is already listed under "What failed", so
+    it becomes one step that points there instead of a second copy of every line."""
+    fixes = {f"Fix: {f}" for f in failures}
+    steps = [s for s in pending if s not in fixes]
+    if failures:
+        where = 0 if not steps or not steps[0].startswith("Make the failing tests") else 1
+        steps.insert(
+            where, f"Fix what failed (above), in that order: {plural(len(failures), 'item')}."
+        )
+    return list(dict.fromkeys(steps))
+
+
 def resume_prompt(repo: Path, *, max_chars: int = DEFAULT_PROMPT_CHARS) -> str:
-    """The next run's prompt, built from the latest evaluation and the current state."""
+    """The next run's prompt, built from the latest evaluation and the current state: the
+    original task first, then what was done, what failed, the next steps (each once)."""
     orientation = assess(repo)
     evaluation = load_evaluation(repo) or {}
     git_files = [f["path"] for f in ((evaluation.get("git") or {}).get("files") or [])]
     files = list(dict.fromkeys(git_files + orientation["uncommitted"] + orientation["untracked"]))
+    done = list(dict.fromkeys(orientation["accomplishments"]))
+    failures = list(dict.fromkeys(evaluation.get("failures") or []))
+    steps = _steps(orientation["pending"], failures)
     tests = orientation["test_status"]
     sections = [
         ("# Resume", [
@@ -199,9 +228,10 @@ def resume_prompt(repo: Path, *, max_chars: int = DEFAULT_PROMPT_CHARS) -> str:
             f"Last evaluation: overall {evaluation.get('overall', 'n/a')}, "
             f"recommendation {evaluation.get('recommendation', 'n/a')}.",
         ]),
-        ("## Done so far", [f"- {a}" for a in orientation["accomplishments"]] or ["- (nothing recorded)"]),
-        ("## What failed", [f"- {f}" for f in evaluation.get("failures") or []] or ["- nothing recorded"]),
-        ("## Next steps (in order)", [f"{i}. {s}" for i, s in enumerate(orientation["pending"], 1)]
+        ("## The task", _task(evaluation, max_chars // 3)),
+        ("## Done so far", [f"- {a}" for a in done] or ["- (nothing recorded)"]),
+        ("## What failed", [f"- {f}" for f in failures] or ["- nothing recorded"]),
+        ("## Next steps (in order)", [f"{i}. {s}" for i, s in enumerate(steps, 1)]
          or ["1. Confirm the task is complete and summarise."]),
         ("## Files to look at", [f"- {f}" for f in files[:15]] or ["- (no changed files)"]),
         ("## How to verify", [
@@ -221,7 +251,7 @@ def _fit(sections: list[tuple[str, list[str]]], max_chars: int) -> str:
         return "\n\n".join(title + "\n" + "\n".join(items) for title, items in sections) + "\n"
 
     while len(text()) > max_chars:
-        shrinkable = [items for _, items in sections if len(items) > 1]
+        shrinkable = [items for t, items in sections if len(items) > 1 and t != "## The task"]
         if not shrinkable:
             return text()[: max_chars - 2] + "…\n"
         max(shrinkable, key=lambda items: len("\n".join(items))).pop()

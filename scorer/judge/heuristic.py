@@ -265,7 +265,7 @@ def _context(s: Signals, f: _Facts) -> tuple[int, str, list[int]]:
     big_share = f.big_outputs / len(f.results) if f.results else 0.0
     ratio = s.cache_hit_ratio
     penalties = [
-        (bool(s.compactions), f"{len(s.compactions)} compactions"),
+        (bool(s.compactions), plural(len(s.compactions), "compaction")),
         (big_share > 0.10, f"{f.big_outputs} tool outputs over {_BIG_OUTPUT:,} chars"),
         (bool(reread), f"{plural(len(reread), 'file')} read 3+ times"),
         (

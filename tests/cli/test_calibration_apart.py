@@ -34,7 +34,7 @@ def _production() -> dict[str, object]:
         "trends": trends,
         "list": sorted(r["session_id"] for r in listed),  # type: ignore[union-attr]
         "export": sorted(export.stdout.splitlines()[1:]),
-        "view": view.stderr.split(" run(s)")[0].rsplit("(", 1)[1],
+        "view": view.stderr.split(" run")[0].rsplit("(", 1)[1],
     }
 
 

@@ -124,14 +124,14 @@ def test_scores_dropped_after_202_are_found_by_the_read_back(tmp_path, lf_env):
 
         # The store knows: `scorer scores verify` counts them as waiting for a push.
         verify = CliRunner().invoke(app, ["scores", "verify"], catch_exceptions=False)
-        assert "2 scorecard(s) wait for `scorer scores push`" in verify.stderr
-        assert "verified 1 scorecard(s): 0 incomplete" in verify.stderr
+        assert "2 scorecards wait for `scorer scores push`" in verify.stderr
+        assert "verified 1 scorecard: 0 incomplete" in verify.stderr
 
         second = run(concurrency=1, verify_sample=10)  # re-check repairs; re-push
         assert second.failed == 0 and second.scored == 2
         assert score_counts(fake) == dict.fromkeys(SESSIONS, 7)
         verify = CliRunner().invoke(app, ["scores", "verify"], catch_exceptions=False)
-        assert verify.exit_code == 0 and "verified 3 scorecard(s): 0 incomplete" in verify.stderr
+        assert verify.exit_code == 0 and "verified 3 scorecards: 0 incomplete" in verify.stderr
         assert dict(stored_runs()) == dict.fromkeys(SESSIONS, 1)
 
 
@@ -209,4 +209,4 @@ def test_scores_verify_trace_target(tmp_path, lf_env):
         CliRunner().invoke(app, ["scores", "push", "--target", "trace"])
         right = CliRunner().invoke(app, ["scores", "verify", "--target", "trace"])
         assert right.exit_code == 0, right.stderr
-        assert "verified 3 scorecard(s): 0 incomplete" in right.stderr
+        assert "verified 3 scorecards: 0 incomplete" in right.stderr

@@ -58,7 +58,7 @@ def test_parquet_round_trips_with_types(clean_env, tmp_path: Path) -> None:
     out = tmp_path / "out" / "scores.parquet"
     result = runner.invoke(app, ["scores", "export", "-f", "parquet", "-o", str(out)])
     assert result.exit_code == 0, result.stderr
-    assert "wrote 7 run(s)" in result.stderr
+    assert "wrote 7 runs" in result.stderr
     table = pq.read_table(out)
     assert table.column_names == list(COLUMNS)
     assert str(table.schema.field("started_at").type) == "timestamp[us, tz=UTC]"
