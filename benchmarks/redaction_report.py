@@ -4,8 +4,9 @@ and what is redacted in the shared real sessions (false positives, leaks).
 Usage:
     .venv/bin/python benchmarks/redaction_report.py [--samples 30] [--dump FILE]
 
-- Recall: every case of the tuning corpus (tests/secret_corpus.py) and of the retired
-  held-out sets v1 and v2 (tests/secret_heldout*.py, all tuning data now), planted where
+- Recall: every case of the tuning corpus (tests/secret_corpus.py), of the retired
+  held-out sets v1 and v2 (tuning data now) and of held-out v3 (tests/secret_heldout*.py;
+  v3's 95% goal: tests/prepare/test_secret_heldout.py), planted where
   agents print it and loaded by its real source; caught when no 12-character fragment of
   its secrets is in the LLM judge's request.
 - Real sessions: every Claude Code transcript, terminal-bench stream and tmux pane in
@@ -40,6 +41,7 @@ from tests.prepare.test_secret_heldout import judge_request_text, measure
 from tests.secret_corpus import CORPUS, leaked, write_transcript
 from tests.secret_heldout import HELDOUT
 from tests.secret_heldout_v2 import V2
+from tests.secret_heldout_v3 import V3
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 _MARK = re.compile(r"\[REDACTED:(\w+)\]")
@@ -122,7 +124,7 @@ def false_positives(samples: int, dump: Path | None) -> None:
 
 
 def recall(folder: Path) -> None:
-    sets = {"held-out v1": HELDOUT, "held-out v2": V2}
+    sets = {"v1 (tuning now)": HELDOUT, "v2 (tuning now)": V2, "held-out v3": V3}
     for i, (label, cases) in enumerate(sets.items()):
         (folder / str(i)).mkdir()
         caught, missed = measure(folder / str(i), cases)
