@@ -44,6 +44,12 @@ def stage_text(stage: Stage) -> str:
     return text if stage.total is None else f"{text} {stage.done}/{stage.total}"
 
 
+def spinner_text(label: str, stage: Stage) -> str:
+    """The stage first, then what is scored: a narrow terminal cuts the end of the line,
+    and a long path must not push the stage out of sight."""
+    return f"{stage_text(stage)}… {label}"
+
+
 @contextmanager
 def stage_spinner(console: Console, label: str, *, enabled: bool) -> Iterator[StageListener | None]:
     """A spinner showing the scoring stage; yields the listener for `score_session`.
@@ -56,7 +62,7 @@ def stage_spinner(console: Console, label: str, *, enabled: bool) -> Iterator[St
     status = console.status(f"{label}…", spinner="dots")
 
     def show(stage: Stage) -> None:
-        status.update(f"{label}: {stage_text(stage)}…")
+        status.update(spinner_text(label, stage))
 
     status.start()
     try:

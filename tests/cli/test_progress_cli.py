@@ -183,3 +183,12 @@ def test_backfill_bar_on_a_terminal_shows_not_started_sessions(tmp_path):
     assert code == 5, shown
     assert "0/6" in shown and "6 not started (cost cap)" in shown  # none counted as done
     assert "6 sessions not started:" in shown
+
+
+def test_the_spinner_shows_the_stage_before_a_long_path():
+    from scorer.cli.progress import spinner_text
+    from scorer.stages import Stage
+
+    label = "scoring /home/dev/.claude/projects/-home-dev-src-some-long-project/" + "a" * 60
+    text = spinner_text(label, Stage("chunk", done=1, total=4))
+    assert text.startswith("chunk notes 1/4… scoring /home/dev/")
