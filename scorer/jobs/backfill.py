@@ -56,27 +56,21 @@ pool, escalation) and `jobs.batches` (the Message Batches path). The progress di
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
 import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scorer._text import plural
 from scorer.errors import ConfigError, CredentialsError
+from scorer.jobs.backfill_pool import ProgressFactory, run_pool
 from scorer.jobs.discover_local import discover_local
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse
 from scorer.jobs.escalation import escalate_run
 from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, remember_limits
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
-from scorer.jobs.outcomes import describe, estimate_if_judged
-from scorer.jobs.pipeline import process
+from scorer.jobs.outcomes import describe
 from scorer.jobs.prep_pool import PrepPool, pool_workers
 from scorer.jobs.ratelimit import RateLimiter, StopSignal
 from scorer.jobs.run_state import (
@@ -84,10 +78,8 @@ from scorer.jobs.run_state import (
     BackfillSummary,
     Budget,
     Context,
-    NoProgress,
     Services,
     SessionResult,
-    Tracker,
 )
 from scorer.jobs.selection import select
 from scorer.jobs.setup import run_settings
@@ -101,13 +93,6 @@ if TYPE_CHECKING:
     from scorer.judge.anthropic import AnthropicJudge
     from scorer.judge.sdk import anthropic
     from scorer.langfuse_client import LangfuseClient
-
-MAX_LOOKAHEAD = 16
-"""The LLM path runs `min(concurrency, MAX_LOOKAHEAD)` extra look-ahead workers (each holds
-one prepared session in memory while it waits for a request slot)."""
-
-ProgressFactory = Callable[[int, bool], AbstractContextManager[Tracker]]
-"""Builds a progress display from (total sessions, dry run); see `cli.progress`."""
 
 __all__ = [
     "BackfillOptions",
@@ -387,7 +372,7 @@ def _run(
         if not opts.dry_run:
             ledger.add((r.session_id, r.origin) for r in refs)
             _build_judge_if_needed(services, ledger, refs)
-        results = _run_pool(ctx, refs, progress)
+        results = run_pool(ctx, refs, progress)
         for result in results:
             summary.add(result)
         summary.sessions = describe(results, services.store, opts.judge, ctx.judge_model)
@@ -445,79 +430,9 @@ def _with_unfinished(
     return chosen + extra
 
 
-log = logging.getLogger(__name__)
-
-
-def _run_pool(
-    ctx: Context, refs: list[SessionRef], progress: ProgressFactory | None
-) -> list[SessionResult]:
-    worker = estimate_if_judged if ctx.opts.dry_run else process
-    make_tracker = progress or (lambda total, dry_run: NoProgress())
-    if ctx.opts.batch_api and not ctx.opts.dry_run:
-        with make_tracker(len(refs), False) as bar:
-            from scorer.jobs.batches import run_batches  # imports the SDK: LLM runs only
-
-            return run_batches(ctx, refs, on_result=bar.advance)
-    results: list[SessionResult] = []
-    with (
-        make_tracker(len(refs), ctx.opts.dry_run) as bar,
-        ThreadPoolExecutor(max_workers=pool_size(ctx.opts), thread_name_prefix="backfill") as pool,
-    ):
-        limiter = ctx.services.limiters.get("anthropic")
-        if limiter is not None and ctx.opts.judge == "llm" and not ctx.opts.dry_run:
-            bar.watch_pacing(limiter.pacing_status)
-        futures = [pool.submit(worker, ctx, ref) for ref in refs]
-        try:
-            for fut in futures:
-                result = fut.result()
-                results.append(result)
-                bar.advance(result)
-        except KeyboardInterrupt:
-            # Calls on the wire finish and are written; requests still waiting for a slot
-            # raise RunStopped (the limiter watches ctx.stop); the rest wait for a resume.
-            ctx.stop.set()
-            _drain(pool, futures)
-            raise
-    return results
-
-
-def _drain(pool: ThreadPoolExecutor, futures: list[Future[SessionResult]]) -> None:
-    """After Ctrl-C: cancel what has not started and wait for the calls on the wire, saying
-    so; a second Ctrl-C quits at once (exit 130: the ledger and the store are written in
-    transactions, and the next run retries what was cut)."""
-    busy = sum(f.running() for f in futures)
-    if busy:
-        log.warning(
-            "interrupted: waiting for %s on the wire to finish and be stored "
-            "(Ctrl-C again to quit now; the next run retries them)",
-            plural(busy, "session"),
-        )
-    try:
-        pool.shutdown(wait=True, cancel_futures=True)
-    except KeyboardInterrupt:
-        log.warning("quit with %s unfinished: run the same command again", plural(busy, "session"))
-        sys.stderr.flush()
-        os._exit(130)  # the worker threads would be joined at exit: do not wait for them
-
-
 def _forget_config_checks() -> None:
     """Re-check cached Langfuse score configs once per run. Nothing is cached when the
     configs module (and the Langfuse SDK, 0.25 s) was never imported: none is imported."""
     configs = sys.modules.get("scorer.sinks.langfuse.configs")
     if configs is not None:
         configs.forget_checks()
-
-
-def pool_size(opts: BackfillOptions) -> int:
-    """Worker threads: `concurrency`, plus look-ahead workers on the LLM path.
-
-    The judge's requests are capped at `concurrency` in flight by the shared limiter, so
-    the extra workers never add API load: they fetch and prepare the next sessions while
-    the others wait on the network, which keeps prep off the critical path. With one
-    prepared session waiting per slot, a slot freed by a finished call is taken at once,
-    and the finished session's store and ledger writes overlap the next call.
-    """
-    k = max(1, opts.concurrency)
-    if opts.judge != "llm" or opts.dry_run:
-        return k
-    return k + min(k, MAX_LOOKAHEAD)

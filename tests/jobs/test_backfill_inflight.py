@@ -20,7 +20,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from scorer.jobs.backfill import BackfillOptions, pool_size, run_backfill
+from scorer.jobs.backfill import BackfillOptions, run_backfill
+from scorer.jobs.backfill_pool import pool_size
 from scorer.jobs.ledger import Ledger
 from scorer.jobs.ratelimit import RateLimiter, StopSignal, limited_httpx2_client
 from scorer.prepare import prepare
