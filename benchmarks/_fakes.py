@@ -16,9 +16,12 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
+
+if TYPE_CHECKING:
+    from scorer.langfuse_client import LangfuseClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo, for tests.fakes
 
@@ -228,11 +231,15 @@ class FakeObservations:
     def __exit__(self, *exc: Any) -> None:
         self.router.__exit__(*exc)
 
-    def api(self) -> Any:
-        """The Langfuse SDK's API client pointed at the fake."""
+    def api(self) -> LangfuseClient:
+        """A Langfuse client (the SDK's API object, wrapped) pointed at the fake."""
         from langfuse.api import LangfuseAPI
 
-        return LangfuseAPI(base_url=LF_HOST, username=LF_PUBLIC, password=LF_SECRET)
+        from scorer.langfuse_client import LangfuseClient
+
+        return LangfuseClient.wrap(
+            LangfuseAPI(base_url=LF_HOST, username=LF_PUBLIC, password=LF_SECRET)
+        )
 
     def _list(self, request: httpx.Request) -> httpx.Response:
         self.requests += 1

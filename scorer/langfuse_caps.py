@@ -21,9 +21,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langfuse.api.core.api_error import ApiError
+
+if TYPE_CHECKING:
+    from scorer.langfuse_client import LangfuseClient
 
 Capability = Literal["observations_v2", "score_write", "score_list"]
 
@@ -63,9 +66,9 @@ _CACHE: dict[str, Capabilities] = {}
 _LOCK = threading.Lock()
 
 
-def capabilities(client: Any) -> Capabilities:
+def capabilities(client: LangfuseClient) -> Capabilities:
     """The cached capabilities of `client.host` (created on first use)."""
-    host = str(getattr(client, "host", client)).rstrip("/")
+    host = client.host.rstrip("/")
     with _LOCK:
         return _CACHE.setdefault(host, Capabilities(host))
 

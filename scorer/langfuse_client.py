@@ -77,11 +77,27 @@ def _short_body(body: Any) -> str:
 
 @dataclass
 class LangfuseClient:
-    """The SDK's `LangfuseAPI` plus what the scorer needs to know about where it points."""
+    """The SDK's `LangfuseAPI` plus what the scorer needs to know about where it points.
 
-    api: Any
+    Build one with `make_client` (from the settings) or `LangfuseClient.wrap` (an SDK
+    object you configured yourself, e.g. `Langfuse().api`); everything that talks to
+    Langfuse takes this type.
+    """
+
+    api: LangfuseAPI
     host: str
     public_key: str | None = None
+
+    @classmethod
+    def wrap(cls, api: LangfuseAPI) -> LangfuseClient:
+        """The client around an SDK `LangfuseAPI`: its base URL and public key are read
+        back from the SDK's own configuration (for the caches and the capability probe)."""
+        wrapper = api._client_wrapper
+        key = getattr(wrapper, "_x_langfuse_public_key", None) or getattr(
+            wrapper, "_username", None
+        )
+        host = wrapper.get_base_url().rstrip("/")
+        return cls(api=api, host=host, public_key=key if isinstance(key, str) else None)
 
     @property
     def cache_key(self) -> str:
@@ -219,20 +235,6 @@ def make_client(
     return LangfuseClient(api=api, host=host, public_key=settings.langfuse_public_key)
 
 
-def get_client(api: Any = None) -> LangfuseClient:
-    """Accept a `LangfuseClient`, a `LangfuseAPI`, a `Langfuse()` object or None (env)."""
-    if isinstance(api, LangfuseClient):
-        return api
-    if api is None:
-        return make_client()
-    if not isinstance(api, LangfuseAPI) and isinstance(getattr(api, "api", None), LangfuseAPI):
-        api = api.api  # a high-level `Langfuse()` instance
-    wrapper = getattr(api, "_client_wrapper", None)
-    host = wrapper.get_base_url().rstrip("/") if wrapper else DEFAULT_HOST
-    public_key = None
-    if wrapper is not None:
-        public_key = getattr(wrapper, "_x_langfuse_public_key", None)
-        public_key = public_key or getattr(wrapper, "_username", None)
-    if not isinstance(public_key, str):
-        public_key = None
-    return LangfuseClient(api=api, host=host, public_key=public_key)
+def get_client(client: LangfuseClient | None = None) -> LangfuseClient:
+    """`client`, or the one the settings describe (`make_client`) when it is None."""
+    return client if client is not None else make_client()

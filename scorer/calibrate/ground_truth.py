@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from scorer.errors import ConfigError, SourceError
 from scorer.judge.rubric import Rubric, ScoreConfig, default_rubric
+from scorer.langfuse_client import LangfuseClient
 
 GOAL = "goal_achievement"
 _REQUIRED = ("session_id", "dimension", "value")
@@ -247,7 +248,7 @@ def _row_label(row: dict[str, Any], rubric: Rubric, path: Path, line: int) -> La
 
 
 def load_langfuse_annotations(
-    api: Any,
+    client: LangfuseClient,
     *,
     since: datetime | None = None,
     names: Iterable[str] | None = None,
@@ -256,7 +257,8 @@ def load_langfuse_annotations(
     """Human annotation scores from Langfuse (`GET /api/public/v3/scores`, source ANNOTATION).
 
     Args:
-        api: a `langfuse.api.LangfuseAPI` (e.g. `Langfuse().api`).
+        client: The Langfuse project (`make_client()`, or
+            `LangfuseClient.wrap(Langfuse().api)`).
         since: only scores at or after this time.
         names: score names to fetch; default: every rubric score (others are dropped).
         rubric: maps categorical values to numbers; default rubric when omitted.
@@ -271,19 +273,18 @@ def load_langfuse_annotations(
     rubric = rubric or default_rubric()
     wanted = list(names) if names else [s.name for s in rubric.scores]
     labels: list[Label] = []
-    for score in _iter_scores(api, since=since, names=wanted):
+    for score in _iter_scores(client, since=since, names=wanted):
         label = annotation_label(score, rubric)
         if label is not None and label.dimension in wanted:
             labels.append(label)
     return labels
 
 
-def _iter_scores(api: Any, *, since: datetime | None, names: list[str]) -> Iterator[Any]:
+def _iter_scores(
+    client: LangfuseClient, *, since: datetime | None, names: list[str]
+) -> Iterator[Any]:
     """Every page through `LangfuseClient.call`: the shared retry policy (429 waits for
     its Retry-After, 5xx and timeouts back off) and typed errors."""
-    from scorer.langfuse_client import get_client
-
-    client = get_client(api)
     cursor: str | None = None
     while True:
         page = client.call(

@@ -137,7 +137,7 @@ def default_services(opts: BackfillOptions, settings: Settings, *, rate: float =
         if ref.source == "langfuse":
             from scorer.sources.langfuse import LangfuseSource
 
-            return LangfuseSource(ref.session_id, api=lf).load()
+            return LangfuseSource(ref.session_id, client=lf).load()
         from scorer.sources import open_file
 
         return open_file(Path(ref.origin or "")).load()  # format sniffed: stream-json too
@@ -152,7 +152,7 @@ def default_services(opts: BackfillOptions, settings: Settings, *, rate: float =
     if opts.should_push:  # the Langfuse SDK costs 0.25 s to import: only when used
         from scorer.sinks.langfuse import LangfuseSink
 
-        services.sinks.append(LangfuseSink(api=lf))
+        services.sinks.append(LangfuseSink(client=lf))
     return services
 
 

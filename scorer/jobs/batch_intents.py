@@ -87,7 +87,7 @@ class Adopter:
 
     def __init__(
         self,
-        client: Any,
+        client: anthropic.Anthropic,
         ledger: Ledger,
         *,
         wait: float,

@@ -52,7 +52,7 @@ def load_ground_truth(spec: str, *, since: datetime | None = None) -> list[Label
     if spec == "langfuse":
         from scorer.langfuse_client import make_client
 
-        return load_langfuse_annotations(make_client().api, since=since)
+        return load_langfuse_annotations(make_client(), since=since)
     path = Path(spec)
     if not path.is_file():
         raise ConfigError(f"ground truth {spec!r} is not langfuse, terminal-bench[:PATH] or a file")

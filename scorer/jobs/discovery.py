@@ -24,10 +24,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer._text import plural
 from scorer.errors import ConfigError, SourceError
+
+if TYPE_CHECKING:
+    from scorer.langfuse_client import LangfuseClient
 
 PAGE_LIMIT = 1000
 LEGACY_TRACE_PAGE = 100
@@ -198,7 +201,7 @@ def _iso(when: datetime) -> str:
 
 
 def iter_root_observations(
-    api: Any,
+    client: LangfuseClient,
     start: datetime,
     end: datetime,
     *,
@@ -219,13 +222,11 @@ def iter_root_observations(
     from langfuse.api.core.api_error import ApiError
 
     from scorer.langfuse_caps import capabilities, v2_missing
-    from scorer.langfuse_client import get_client
 
     if end <= start:
         raise ConfigError(
             f"empty window: --from {start.isoformat()} is not before --to {end.isoformat()}"
         )
-    client = get_client(api)
     caps = capabilities(client)
 
     def page_of(lo: datetime, hi: datetime, cursor: str | None) -> Any:
@@ -310,7 +311,7 @@ class _Page:
 
 
 def _legacy_page(
-    client: Any,
+    client: LangfuseClient,
     lo: datetime,
     hi: datetime,
     cursor: str | None,
@@ -355,7 +356,7 @@ def _get(obj: Any, name: str) -> Any:
 
 
 def discover_langfuse(
-    api: Any,
+    client: LangfuseClient,
     start: datetime,
     end: datetime,
     *,
@@ -369,7 +370,7 @@ def discover_langfuse(
     """Langfuse sessions with a root observation in the window, grouped by `sessionId`.
 
     Args:
-        api: A `LangfuseClient`, `LangfuseAPI` or `Langfuse()` object.
+        client: The Langfuse project to list.
         start: Inclusive window start (root observations' `startTime`).
         end: Exclusive window end.
         tags: Trace tags that must all be present.
@@ -397,7 +398,7 @@ def discover_langfuse(
             )
 
     for obs in iter_root_observations(
-        api,
+        client,
         start,
         end,
         tags=tags,

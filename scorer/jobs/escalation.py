@@ -18,6 +18,7 @@ from scorer.errors import CredentialsError, SinkError
 
 if TYPE_CHECKING:
     from scorer.jobs.run_state import BackfillSummary, Context, SessionResult
+    from scorer.langfuse_client import LangfuseClient
 
 PAGE = 100
 
@@ -55,13 +56,11 @@ def pick_escalations(
     return low, sorted(sample)
 
 
-def traced_in_langfuse(api: Any, session_ids: Iterable[str]) -> set[str]:
+def traced_in_langfuse(client: LangfuseClient, session_ids: Iterable[str]) -> set[str]:
     """The sessions Langfuse has observations for: a local-only session (never traced)
     cannot be reviewed there, so it is never queued."""
-    from scorer.langfuse_client import get_client
     from scorer.sources.langfuse import fetch_observations
 
-    client = get_client(api)
     return {
         sid
         for sid in dict.fromkeys(session_ids)
@@ -69,20 +68,19 @@ def traced_in_langfuse(api: Any, session_ids: Iterable[str]) -> set[str]:
     }
 
 
-def _call(api: Any, fn_name: str, *args: Any, what: str, **kwargs: Any) -> Any:
+def _call(client: LangfuseClient, fn_name: str, *args: Any, what: str, **kwargs: Any) -> Any:
     """One annotation-queue call through the shared retry policy (429/5xx are retried)."""
-    from scorer.langfuse_client import get_client
-
-    client = get_client(api)
     fn = getattr(client.api.annotation_queues, fn_name)
     return client.call(fn, *args, error=SinkError, what=what, **kwargs)
 
 
-def find_or_create_queue(api: Any, name: str, config_ids: list[str]) -> str:
+def find_or_create_queue(client: LangfuseClient, name: str, config_ids: list[str]) -> str:
     """The id of the queue called `name`, created (bound to `config_ids`) if missing."""
     page = 1
     while True:
-        listing = _call(api, "list_queues", what="listing annotation queues", page=page, limit=PAGE)
+        listing = _call(
+            client, "list_queues", what="listing annotation queues", page=page, limit=PAGE
+        )
         for queue in listing.data:
             if queue.name == name:
                 return queue.id
@@ -90,7 +88,7 @@ def find_or_create_queue(api: Any, name: str, config_ids: list[str]) -> str:
             break
         page += 1
     created = _call(
-        api,
+        client,
         "create_queue",
         what=f"creating annotation queue {name!r}",
         name=name,
@@ -100,13 +98,13 @@ def find_or_create_queue(api: Any, name: str, config_ids: list[str]) -> str:
     return created.id
 
 
-def queued_objects(api: Any, queue_id: str) -> set[str]:
+def queued_objects(client: LangfuseClient, queue_id: str) -> set[str]:
     """Object ids already on the queue (any status)."""
     ids: set[str] = set()
     page = 1
     while True:
         listing = _call(
-            api, "list_queue_items", queue_id, what="listing queue items", page=page, limit=PAGE
+            client, "list_queue_items", queue_id, what="listing queue items", page=page, limit=PAGE
         )
         ids.update(item.object_id for item in listing.data)
         if page >= (listing.meta.total_pages or 1):
@@ -115,12 +113,16 @@ def queued_objects(api: Any, queue_id: str) -> set[str]:
 
 
 def enqueue(
-    api: Any, queue_name: str, session_ids: list[str], *, config_ids: list[str] | None = None
+    client: LangfuseClient,
+    queue_name: str,
+    session_ids: list[str],
+    *,
+    config_ids: list[str] | None = None,
 ) -> list[str]:
     """Add sessions to the named queue (deduped); returns the ids now on it.
 
     Args:
-        api: The SDK's `LangfuseAPI` (or anything with `.annotation_queues`).
+        client: The Langfuse project of the queue.
         queue_name: Found by name, or created.
         session_ids: Sessions to add.
         config_ids: Score config ids for a new queue; default: the rubric's, synced.
@@ -128,14 +130,14 @@ def enqueue(
     from langfuse.api.annotation_queues.types import AnnotationQueueObjectType
 
     if config_ids is None:
-        config_ids = _rubric_config_ids(api)
+        config_ids = _rubric_config_ids(client)
     try:
-        queue_id = find_or_create_queue(api, queue_name, config_ids)
-        present = queued_objects(api, queue_id)
+        queue_id = find_or_create_queue(client, queue_name, config_ids)
+        present = queued_objects(client, queue_id)
         for sid in session_ids:
             if sid not in present:
                 _call(
-                    api,
+                    client,
                     "create_queue_item",
                     queue_id,
                     what=f"queueing session {sid}",
@@ -152,18 +154,17 @@ def enqueue(
     return list(session_ids)
 
 
-def _rubric_config_ids(api: Any) -> list[str]:
+def _rubric_config_ids(client: LangfuseClient) -> list[str]:
     from scorer.judge.rubric import default_rubric
-    from scorer.langfuse_client import get_client
     from scorer.sinks.langfuse import config_ids
 
     rubric = default_rubric()
-    ids = config_ids(get_client(api), rubric)
+    ids = config_ids(client, rubric)
     return [ids[s.name] for s in rubric.scores if s.name in ids]
 
 
 def escalate_run(
-    ctx: Context, api: Any, results: list[SessionResult], summary: BackfillSummary
+    ctx: Context, client: LangfuseClient, results: list[SessionResult], summary: BackfillSummary
 ) -> None:
     """Queue a finished run's escalations and calibration sample (`--escalate-below`,
     `--calibration-sample`); records them in the ledger and the summary."""
@@ -175,11 +176,11 @@ def escalate_run(
         already=ctx.ledger.queued(),
     )
     if ctx.opts.source != "langfuse":  # a local session may never have been traced
-        traced = traced_in_langfuse(api, [*low, *calib])
+        traced = traced_in_langfuse(client, [*low, *calib])
         summary.not_queued = sorted(set(low + calib) - traced)
         low, calib = [s for s in low if s in traced], [s for s in calib if s in traced]
     if not (low or calib):
         return
-    queued = enqueue(api, ctx.opts.queue, [*low, *calib])
+    queued = enqueue(client, ctx.opts.queue, [*low, *calib])
     ctx.ledger.mark_queued(queued)
     summary.escalated, summary.calibration = low, calib

@@ -39,9 +39,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer import pacing, priority
+
+if TYPE_CHECKING:
+    import httpx
+    import httpx2
 from scorer.errors import RunStopped
 from scorer.jobs.account_limits import ModelLimits, PacingStatus
 from scorer.pacing import MeteredRequest
@@ -326,7 +330,9 @@ def limited_transport_class(base: type) -> type:
     return _Limited
 
 
-def limited_httpx2_client(limiter: RateLimiter, inner: Any = None, **kwargs: Any) -> Any:
+def limited_httpx2_client(
+    limiter: RateLimiter, inner: httpx2.BaseTransport | None = None, **kwargs: Any
+) -> httpx2.Client:
     """An `httpx2.Client` for the anthropic SDK whose requests go through `limiter`."""
     import httpx2
 
@@ -335,7 +341,9 @@ def limited_httpx2_client(limiter: RateLimiter, inner: Any = None, **kwargs: Any
     return httpx2.Client(transport=transport, **kwargs)
 
 
-def limited_httpx_client(limiter: RateLimiter, inner: Any = None, **kwargs: Any) -> Any:
+def limited_httpx_client(
+    limiter: RateLimiter, inner: httpx.BaseTransport | None = None, **kwargs: Any
+) -> httpx.Client:
     """An `httpx.Client` for the Langfuse SDK whose requests go through `limiter`."""
     import httpx
 

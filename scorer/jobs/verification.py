@@ -28,7 +28,7 @@ def verify_sample(ctx: Context, results: list[SessionResult], summary: BackfillS
         if (card := store.latest(sid, judge=ctx.opts.judge, model=ctx.judge_model)) is not None
     ]
     try:
-        report = verify_cards(cards, api=ctx.services.langfuse)
+        report = verify_cards(cards, client=ctx.services.langfuse)
     except CredentialsError:
         raise
     except ScorerError as exc:

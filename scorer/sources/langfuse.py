@@ -22,7 +22,7 @@ from langfuse.api.commons.types.observation_v2 import ObservationV2
 
 from scorer._identity import is_generic_name
 from scorer.errors import EmptySessionError
-from scorer.langfuse_client import get_client
+from scorer.langfuse_client import LangfuseClient, get_client
 from scorer.models import Event, EventKind, Session, SourceKind, TokenUsage
 from scorer.sources._common import number_events
 from scorer.sources._jsonl import json_depth_exceeds
@@ -70,7 +70,7 @@ class LangfuseSource:
 
     Args:
         session_id: The Langfuse `sessionId` (for the Claude Code plugin, the CC session id).
-        api: A `LangfuseClient`, the SDK's `LangfuseAPI`, or None to build one from env.
+        client: The Langfuse project, or None to build one from the settings.
         enrich_local: When the same session's JSONL exists under `projects_root`, use it
             for the events (it has errors, thinking and compactions) and keep the link.
         projects_root: Where to look for `<slug>/<session_id>.jsonl`.
@@ -83,13 +83,13 @@ class LangfuseSource:
         self,
         session_id: str,
         *,
-        api: Any = None,
+        client: LangfuseClient | None = None,
         enrich_local: bool = False,
         projects_root: Path | None = None,
         page_size: int = PAGE_SIZE,
     ) -> None:
         self.session_id = session_id
-        self._api = api
+        self._client = client
         self.enrich_local = enrich_local
         self.projects_root = projects_root
         self.page_size = page_size
@@ -102,7 +102,7 @@ class LangfuseSource:
             CredentialsError: When the keys are rejected.
             SourceError: When the API fails after retries.
         """
-        client = get_client(self._api)
+        client = get_client(self._client)
         observations = fetch_observations(
             client, session_id=self.session_id, page_size=self.page_size
         )

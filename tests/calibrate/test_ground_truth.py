@@ -19,6 +19,7 @@ from scorer.calibrate.ground_truth import (
     outcome_label,
 )
 from scorer.errors import ConfigError, CredentialsError, SourceError
+from scorer.langfuse_client import LangfuseClient
 from tests.conftest import FIXTURES
 
 FIX = FIXTURES / "calibrate"
@@ -221,7 +222,9 @@ PAGE2 = {
 
 
 def _api():
-    return LangfuseAPI(base_url=BASE, username="pk-lf-test", password="sk-lf-test")
+    return LangfuseClient.wrap(
+        LangfuseAPI(base_url=BASE, username="pk-lf-test", password="sk-lf-test")
+    )
 
 
 def test_fake_pages_parse_with_sdk_types():

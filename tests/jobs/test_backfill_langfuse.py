@@ -284,7 +284,7 @@ def test_v3_score_check_pages_and_matches_rubric_judge_and_model(lf_env):
             return langfuse_has_scores(client, "s1", **{**args, **kw})
 
         assert not has()
-        assert push_scorecard(make_scorecard("s1"), api=fake.client()).ok
+        assert push_scorecard(make_scorecard("s1"), client=fake.client()).ok
         assert has() and has(model=None)
         assert not has(model="claude-opus-5") and not has(judge="heuristic")
         assert not has(rubric_version="0.0-old")

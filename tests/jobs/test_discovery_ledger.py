@@ -76,6 +76,8 @@ def _obs(oid, sid, start, end=None):
 def test_langfuse_discovery_pages_dedupes_and_groups():
     from langfuse.api import LangfuseAPI
 
+    from scorer.langfuse_client import LangfuseClient
+
     t0 = NOW - timedelta(days=2)
     obs = [_obs(f"o{i}", f"s{i % 3}", t0 + timedelta(hours=i)) for i in range(30)]
     obs.append(_obs("nosess", None, t0 + timedelta(hours=1)))
@@ -98,7 +100,9 @@ def test_langfuse_discovery_pages_dedupes_and_groups():
 
     with respx.mock(base_url="https://lf.test") as mock:
         mock.get("/api/public/v2/observations").mock(side_effect=handler)
-        api = LangfuseAPI(base_url="https://lf.test", username="pk", password="sk")
+        api = LangfuseClient.wrap(
+            LangfuseAPI(base_url="https://lf.test", username="pk", password="sk")
+        )
         found = discover_langfuse(api, t0 - timedelta(hours=1), NOW, now=NOW)
     assert sorted(r.session_id for r in found.sessions) == ["s0", "s1", "s2"]
     assert found.active == ["active"] and found.without_session == 1

@@ -10,6 +10,7 @@ from langfuse.api import LangfuseAPI
 
 from scorer.jobs.backfill import SessionResult
 from scorer.jobs.escalation import enqueue, pick_escalations
+from scorer.langfuse_client import LangfuseClient
 
 
 def _r(sid, overall, rec="complete", outcome="scored"):
@@ -78,7 +79,9 @@ def test_enqueue_creates_queue_once_and_dedupes_items():
         mock.post(url__regex=r".*/annotation-queues/(?P<qid>[^/]+)/items$").mock(
             side_effect=create_item
         )
-        api = LangfuseAPI(base_url="https://lf.test", username="pk", password="sk")
+        api = LangfuseClient.wrap(
+            LangfuseAPI(base_url="https://lf.test", username="pk", password="sk")
+        )
         enqueue(api, "review", ["s1", "s2"], config_ids=["c1", "c2"])
         enqueue(api, "review", ["s2", "s3"], config_ids=["c1", "c2"])
     assert len(queues) == 1 and queues[0]["scoreConfigIds"] == ["c1", "c2"]

@@ -41,7 +41,7 @@ def test_concurrent_first_reads_send_one_v2_probe(cc_projects):
     sid = observations[0]["sessionId"]
     with FakeLangfuseV3(observations) as v3:
         client = v3.client()
-        errors = together(lambda i: LangfuseSource(sid, api=client).load())
+        errors = together(lambda i: LangfuseSource(sid, client=client).load())
         assert errors == []
         assert v3.calls["observations"] == 1  # one 404; the other seven waited for it
         assert langfuse_caps.capabilities(client).observations_v2 is False
@@ -50,7 +50,7 @@ def test_concurrent_first_reads_send_one_v2_probe(cc_projects):
 def test_concurrent_first_pushes_ask_the_version_once_and_are_never_refused():
     with FakeLangfuseV3() as v3:
         client = v3.client()
-        errors = together(lambda i: push_scorecard(make_scorecard(f"s{i}"), api=client))
+        errors = together(lambda i: push_scorecard(make_scorecard(f"s{i}"), client=client))
         assert errors == []
         assert (v3.calls["health"], v3.calls["scores"]) == (1, 0)
         assert v3.calls["ingestion"] == THREADS and len(v3.scores) == 7 * THREADS
@@ -59,7 +59,7 @@ def test_concurrent_first_pushes_ask_the_version_once_and_are_never_refused():
 def test_a_server_refusing_lists_refuses_one_even_under_concurrency():
     with FakeLangfuseV3(version="4.30.1") as odd:
         client = odd.client()
-        errors = together(lambda i: push_scorecard(make_scorecard(f"s{i}"), api=client))
+        errors = together(lambda i: push_scorecard(make_scorecard(f"s{i}"), client=client))
         assert errors == []
         lists = [b for b in odd.score_batches if len(b) > 1]
         assert odd.calls["health"] == 1 and lists == []

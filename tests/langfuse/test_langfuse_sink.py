@@ -19,7 +19,7 @@ from tests.langfuse.plugin_fixture import convert_transcript, generic_trace
 
 def test_one_batch_of_seven_session_scores_with_config_ids():
     with FakeLangfuse() as fake:
-        result = push_scorecard(make_scorecard(), api=fake.client())
+        result = push_scorecard(make_scorecard(), client=fake.client())
     assert result.ok and result.status_code == 202 and result.batches == 1
     (batch,) = fake.score_batches
     assert len(batch) == 7
@@ -43,9 +43,9 @@ def test_one_batch_of_seven_session_scores_with_config_ids():
 def test_rerun_updates_the_same_scores():
     with FakeLangfuse() as fake:
         client = fake.client()
-        first = push_scorecard(make_scorecard(), api=client)
+        first = push_scorecard(make_scorecard(), client=client)
         configs_calls = fake.calls["configs"]
-        second = push_scorecard(make_scorecard(), api=client)
+        second = push_scorecard(make_scorecard(), client=client)
     assert first.score_ids == second.score_ids
     a, b = fake.score_batches
     assert [(i["id"], i["timestamp"]) for i in a] == [(i["id"], i["timestamp"]) for i in b]
@@ -58,8 +58,8 @@ def test_different_model_gets_different_ids():
     a = make_scorecard()
     b = make_scorecard(model="claude-opus-5")
     with FakeLangfuse() as fake:
-        ra = push_scorecard(a, api=fake.client())
-        rb = push_scorecard(b, api=fake.client())
+        ra = push_scorecard(a, client=fake.client())
+        rb = push_scorecard(b, client=fake.client())
     assert set(ra.score_ids.values()).isdisjoint(rb.score_ids.values())
     assert len(fake.scores) == 14
 
@@ -77,7 +77,7 @@ def test_207_retries_only_the_transient_item():
 
     with FakeLangfuse() as fake:
         fake.reject = reject
-        result = push_scorecard(make_scorecard(), api=fake.client())
+        result = push_scorecard(make_scorecard(), client=fake.client())
     assert result.status_code == 202 and result.batches == 2
     assert [len(b) for b in fake.score_batches] == [7, 1]
     assert fake.score_batches[1][0]["name"] == "tool_efficiency"
@@ -90,20 +90,20 @@ def test_207_retries_only_the_transient_item():
 
 def test_200_from_an_older_server_counts_as_accepted():
     with FakeLangfuse(score_status=200) as fake:
-        result = push_scorecard(make_scorecard(), api=fake.client())
+        result = push_scorecard(make_scorecard(), client=fake.client())
     assert result.ok and result.status_code == 200 and len(result.accepted) == 7
 
 
 def test_unscored_is_never_pushed():
     card = make_scorecard(status="unscored", unscored_reason="judge reply unparseable", scores={})
     with FakeLangfuse() as fake, pytest.raises(SinkError, match="refusing to push unscored"):
-        push_scorecard(card, api=fake.client())
+        push_scorecard(card, client=fake.client())
     assert sum(fake.calls.values()) == 0
 
 
 def test_trace_target_uses_the_first_trace():
     with FakeLangfuse(generic_trace("sess-1")) as fake:
-        result = push_scorecard(make_scorecard(), api=fake.client(), target="trace")
+        result = push_scorecard(make_scorecard(), client=fake.client(), target="trace")
     assert result.trace_id == "f" * 32
     req = fake.observation_requests[0]
     assert req.url.params["isRootObservation"] == "true"
@@ -114,13 +114,13 @@ def test_429_on_scores_waits_then_succeeds(fast_retry_waits):
     with FakeLangfuse() as fake:
         client = fake.client()
         fake.fail("scores", httpx.Response(429, headers={"Retry-After": "3"}, json={}))
-        result = push_scorecard(make_scorecard(), api=client)
+        result = push_scorecard(make_scorecard(), client=client)
     assert result.ok and fast_retry_waits == [3.0] and fake.calls["scores"] == 2
 
 
 def test_401_on_scores_is_a_credentials_error():
     with FakeLangfuse() as fake, pytest.raises(CredentialsError, match="LANGFUSE_SECRET_KEY"):
-        push_scorecard(make_scorecard(), api=fake.client(secret="bad"))
+        push_scorecard(make_scorecard(), client=fake.client(secret="bad"))
 
 
 def test_error_attribution_helpers():
@@ -145,8 +145,8 @@ def test_acceptance_one_session_list_calls_and_one_batch():
     sid = observations[0]["sessionId"]
     with FakeLangfuse(observations) as fake:
         client = fake.client()
-        session = LangfuseSource(sid, api=client).load()
-        result = push_scorecard(make_scorecard(session.session_id), api=client)
+        session = LangfuseSource(sid, client=client).load()
+        result = push_scorecard(make_scorecard(session.session_id), client=client)
     assert fake.calls["observations"] <= math.ceil(len(observations) / 1000) + 1
     assert len(fake.score_batches) == 1 and len(fake.score_batches[0]) == 7
     assert all(i["configId"] for i in fake.score_batches[0])

@@ -31,7 +31,7 @@ def _jsonl(path):
 
 def test_big_session_pages_through_cursor(big_observations):
     with FakeLangfuse(big_observations) as fake:
-        session = LangfuseSource(BIG_ID, api=fake.client(), page_size=200).load()
+        session = LangfuseSource(BIG_ID, client=fake.client(), page_size=200).load()
     n = len(big_observations)
     assert n == 480
     # A small probe page, then pages sized from it (capped at page_size).
@@ -49,7 +49,7 @@ def test_big_session_pages_through_cursor(big_observations):
 
 def test_big_session_maps_to_events(big_observations):
     with FakeLangfuse(big_observations) as fake:
-        session = LangfuseSource(BIG_ID, api=fake.client()).load()
+        session = LangfuseSource(BIG_ID, client=fake.client()).load()
     assert fake.calls["observations"] == 2  # ≤ ⌈480/1000⌉ + 1: a probe page, then the rest
     events = [e for _, e in session.iter_events()]
     assert [e.index for e in events] == list(range(1, len(events) + 1))
@@ -88,7 +88,7 @@ def test_failed_tools_found_from_output_text(big_observations):
         if isinstance(b, dict) and b.get("is_error") is True
     }
     with FakeLangfuse(big_observations) as fake:
-        session = LangfuseSource(BIG_ID, api=fake.client()).load()
+        session = LangfuseSource(BIG_ID, client=fake.client()).load()
     found = {
         e.tool_use_id
         for _, e in session.iter_events()
@@ -101,7 +101,7 @@ def test_failed_tools_found_from_output_text(big_observations):
 def test_trace_ids_are_the_plugin_join_key(big_observations):
     first_user = next(r for r in _jsonl(BIG_SESSION) if r.get("type") == "user")
     with FakeLangfuse(big_observations) as fake:
-        session = LangfuseSource(BIG_ID, api=fake.client()).load()
+        session = LangfuseSource(BIG_ID, client=fake.client()).load()
     assert session.extra["langfuse"]["trace_ids"][0] == trace_id_for(BIG_ID, first_user["uuid"])
     assert session.extra["num_turns"] == 5  # 5 non-meta user rows
 
@@ -114,9 +114,9 @@ def test_old_plugin_names_give_the_same_events(style):
     assert {o["name"] for o in old} != {o["name"] for o in current}
     sid = current[0]["sessionId"]
     with FakeLangfuse(current) as fake:
-        a = LangfuseSource(sid, api=fake.client()).load()
+        a = LangfuseSource(sid, client=fake.client()).load()
     with FakeLangfuse(old) as fake:
-        b = LangfuseSource(sid, api=fake.client()).load()
+        b = LangfuseSource(sid, client=fake.client()).load()
     assert [(e.kind, e.text, e.tool_name) for _, e in a.iter_events()] == [
         (e.kind, e.text, e.tool_name) for _, e in b.iter_events()
     ]
@@ -125,7 +125,7 @@ def test_old_plugin_names_give_the_same_events(style):
 
 def test_non_claude_code_trace_renders():
     with FakeLangfuse(generic_trace()) as fake:
-        s = LangfuseSource("generic-session-1", api=fake.client()).load()
+        s = LangfuseSource("generic-session-1", client=fake.client()).load()
     kinds = [e.kind for e in s.events]
     assert kinds == [
         EventKind.PROMPT,
@@ -145,14 +145,14 @@ def test_non_claude_code_trace_renders():
 
 def test_unknown_session_is_a_clear_error():
     with FakeLangfuse(generic_trace()) as fake, pytest.raises(EmptySessionError) as err:
-        LangfuseSource("nope", api=fake.client()).load()
+        LangfuseSource("nope", client=fake.client()).load()
     assert str(err.value) == f"no observations for session nope in Langfuse at {HOST}"
 
 
 def test_429_honours_retry_after_then_succeeds(fast_retry_waits):
     with FakeLangfuse(generic_trace()) as fake:
         fake.fail("observations", httpx.Response(429, headers={"Retry-After": "7"}, json={}))
-        s = LangfuseSource("generic-session-1", api=fake.client()).load()
+        s = LangfuseSource("generic-session-1", client=fake.client()).load()
     assert fake.calls["observations"] == 2
     assert fast_retry_waits == [7.0]
     assert s.n_events == 6
@@ -165,7 +165,7 @@ def test_5xx_is_retried_with_backoff(fast_retry_waits):
             httpx.Response(503, json={"message": "busy"}),
             httpx.Response(502, json={}),
         )
-        LangfuseSource("generic-session-1", api=fake.client()).load()
+        LangfuseSource("generic-session-1", client=fake.client()).load()
     assert fake.calls["observations"] == 3
     assert fast_retry_waits == [1.0, 2.0]  # exponential backoff, no Retry-After
 
@@ -174,7 +174,7 @@ def test_persistent_5xx_becomes_source_error():
     with FakeLangfuse(generic_trace()) as fake:
         fake.fail("observations", *[httpx.Response(500, json={"message": "boom"})] * 5)
         with pytest.raises(SourceError, match="HTTP 500: boom"):
-            LangfuseSource("generic-session-1", api=fake.client()).load()
+            LangfuseSource("generic-session-1", client=fake.client()).load()
     assert fake.calls["observations"] == 5
 
 
@@ -187,13 +187,13 @@ def test_timeout_then_success():
         route.side_effect = [httpx.ReadTimeout("slow"), httpx.Response(200, json=body)]
         client = FakeLangfuse().client()
         with pytest.raises(EmptySessionError):
-            LangfuseSource("s", api=client).load()
+            LangfuseSource("s", client=client).load()
     assert route.call_count == 2
 
 
 def test_401_names_the_env_vars():
     with FakeLangfuse(generic_trace()) as fake, pytest.raises(CredentialsError) as err:
-        LangfuseSource("generic-session-1", api=fake.client(secret="wrong")).load()
+        LangfuseSource("generic-session-1", client=fake.client(secret="wrong")).load()
     for var in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_BASE_URL"):
         assert var in str(err.value)
     assert fake.calls["observations"] == 1  # 401 is never retried
@@ -209,7 +209,7 @@ def test_client_from_env(monkeypatch):
 
     get_settings.cache_clear()
     with FakeLangfuse(generic_trace()) as fake:
-        s = LangfuseSource("generic-session-1").load()  # api=None → env
+        s = LangfuseSource("generic-session-1").load()  # client=None → env
     assert fake.calls["observations"] == 1 and s.origin.startswith(HOST + "/project/")
 
 
@@ -219,7 +219,7 @@ def test_enrich_local_uses_the_jsonl(big_observations, tmp_path):
     ) or pytest.skip("ClaudeCodeSource not available yet")
     with FakeLangfuse(big_observations) as fake:
         s = LangfuseSource(
-            BIG_ID, api=fake.client(), enrich_local=True, projects_root=BIG_SESSION.parents[1]
+            BIG_ID, client=fake.client(), enrich_local=True, projects_root=BIG_SESSION.parents[1]
         ).load()
     assert s.source != "langfuse"
     assert s.extra["langfuse"]["url"].endswith(f"/sessions/{BIG_ID}")
@@ -275,7 +275,7 @@ def test_json_tool_output_reaches_the_event_whole():
         }
     )
     with FakeLangfuse(obs) as fake:
-        session = LangfuseSource("generic-session-1", api=fake.client()).load()
+        session = LangfuseSource("generic-session-1", client=fake.client()).load()
     result = next(e for _, e in session.iter_events() if e.tool_name == "WebFetch" and e.text)
     assert json.loads(result.text) == api_reply
 
@@ -285,5 +285,5 @@ def test_non_string_git_branch_metadata_is_accepted(branch):
     obs = generic_trace()
     obs[0] = {**obs[0], "metadata": {"git_branch": branch, "cwd": "/w/app"}}
     with FakeLangfuse(obs) as fake:
-        session = LangfuseSource("generic-session-1", api=fake.client()).load()
+        session = LangfuseSource("generic-session-1", client=fake.client()).load()
     assert session.git_branches == [str(branch).lower() if branch is True else str(branch)]

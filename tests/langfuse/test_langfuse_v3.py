@@ -26,18 +26,18 @@ def observations() -> list[dict]:
 
 def test_v3_session_reads_the_same_as_v4_through_legacy_endpoints(observations):
     with FakeLangfuse(observations) as v4:
-        want = LangfuseSource(BIG_ID, api=v4.client()).load()
+        want = LangfuseSource(BIG_ID, client=v4.client()).load()
     langfuse_caps.reset()
     with FakeLangfuseV3(observations) as v3:
         client = v3.client()
-        got = LangfuseSource(BIG_ID, api=client).load()
+        got = LangfuseSource(BIG_ID, client=client).load()
         assert v3.calls["observations"] == 1  # one 404, then the legacy path
         assert v3.calls["sessions"] == 1
         n_traces = len({o["traceId"] for o in observations})
         assert v3.calls["observations_v1"] >= n_traces
         assert langfuse_caps.capabilities(client).observations_v2 is False
         # Detected once per host: the next read goes straight to the legacy endpoints.
-        LangfuseSource(BIG_ID, api=client).load()
+        LangfuseSource(BIG_ID, client=client).load()
         assert v3.calls["observations"] == 1
     assert [e.model_dump() for _, e in got.iter_events()] == [
         e.model_dump() for _, e in want.iter_events()
@@ -50,18 +50,18 @@ def test_v3_unknown_session_is_empty_not_an_error(observations):
     from scorer.errors import EmptySessionError
 
     with FakeLangfuseV3(observations) as v3, pytest.raises(EmptySessionError):
-        LangfuseSource("no-such-session", api=v3.client()).load()
+        LangfuseSource("no-such-session", client=v3.client()).load()
 
 
 def test_v3_push_is_one_ingestion_batch_with_the_same_ids_and_the_stable_timestamp():
     card = make_scorecard("sess-v3")
     with FakeLangfuse() as v4:
-        on_v4 = push_scorecard(card, api=v4.client())
+        on_v4 = push_scorecard(card, client=v4.client())
     langfuse_caps.reset()  # another server on the same host: a new run
     configs.forget_checks()
     with FakeLangfuseV3() as v3:
         client = v3.client()
-        result = push_scorecard(card, api=client)
+        result = push_scorecard(card, client=client)
         assert result.ok and result.path == "ingestion" and len(result.accepted) == 7
         assert result.score_ids == on_v4.score_ids  # the same deterministic ids
         assert set(v3.scores) == set(on_v4.score_ids.values())
@@ -76,9 +76,9 @@ def test_v3_rerun_on_another_day_leaves_one_row_and_a_changed_value_wins():
     card = make_scorecard("sess-v3")
     with FakeLangfuseV3() as v3:
         client = v3.client()
-        push_scorecard(card, api=client)
+        push_scorecard(card, client=client)
         v3.today = "2026-11-25"  # the server's own day no longer matters
-        again = push_scorecard(card, api=client)
+        again = push_scorecard(card, client=client)
         assert again.ok and v3.calls["ingestion"] == 2 and not v3.duplicate_ids()
         # A re-judgement three days later: its event comes later the same day, so it
         # wins the worker's merge and the row keeps its first timestamp.
@@ -86,12 +86,12 @@ def test_v3_rerun_on_another_day_leaves_one_row_and_a_changed_value_wins():
         changed.meta["first_scored_at"] = card.created_at.isoformat()
         changed.created_at = card.created_at + timedelta(days=3)
         changed.scores["tool_efficiency"].value = 2
-        third = push_scorecard(changed, api=client)
+        third = push_scorecard(changed, client=client)
         stored = v3.scores[third.score_ids["tool_efficiency"]]
         assert third.ok and stored["value"] == 2 and not v3.duplicate_ids()
         assert stored["timestamp"].startswith("2026-11-22T09:30:00")
         # An older card pushed later (`scores push` of an old run) does not win.
-        push_scorecard(card, api=client)
+        push_scorecard(card, client=client)
         assert v3.scores[third.score_ids["tool_efficiency"]]["value"] == 2
 
 
@@ -101,16 +101,16 @@ def test_a_server_that_refuses_lists_anyway_costs_one_refusal_ever(monkeypatch):
     card = make_scorecard("sess-odd")
     with FakeLangfuseV3(version="4.30.1") as odd:
         client = odd.client()
-        result = push_scorecard(card, api=client)
+        result = push_scorecard(card, client=client)
         assert result.ok and result.path == "single" and len(result.accepted) == 7
         assert odd.calls["scores"] == 1 + 7  # one refused list, then seven objects
         langfuse_caps.reset()  # the next process
-        again = push_scorecard(card, api=client)
+        again = push_scorecard(card, client=client)
         assert again.ok and again.path == "single" and odd.calls["scores"] == 8
         assert sorted(again.unchanged) == sorted(again.score_ids)  # read back, not re-sent
         odd.version = "4.31.0"  # upgraded: the list is tried again
         langfuse_caps.reset()
-        push_scorecard(card, api=client)
+        push_scorecard(card, client=client)
         assert odd.calls["scores"] == 9
 
 
@@ -118,7 +118,7 @@ def test_v3_rejected_score_is_reported_per_item():
     card = make_scorecard("sess-v3")
     with FakeLangfuseV3() as v3:
         v3.reject = lambda item: "bad value" if item["name"] == "error_handling" else None
-        result = push_scorecard(card, api=v3.client())
+        result = push_scorecard(card, client=v3.client())
     assert not result.ok and set(result.rejected) == {"error_handling"}
     assert "bad value" in result.rejected["error_handling"]
     assert len(v3.scores) == 6
@@ -126,7 +126,7 @@ def test_v3_rejected_score_is_reported_per_item():
 
 def test_first_trace_target_on_v3_uses_the_session_traces(observations):
     with FakeLangfuseV3(observations) as v3:
-        result = push_scorecard(make_scorecard(BIG_ID), api=v3.client(), target="trace")
+        result = push_scorecard(make_scorecard(BIG_ID), client=v3.client(), target="trace")
         first = min(
             (o for o in observations if not o.get("parentObservationId")),
             key=lambda o: o["startTime"],

@@ -95,7 +95,7 @@ def test_5xx_halves_after_the_backoff(fast_retry_waits):
 def test_small_observations_read_in_at_most_ceil_n_over_1000_plus_one():
     observations = tool_observations(2_499, 20)
     with FakeLangfuse(observations) as fake:
-        session = LangfuseSource("sized", api=fake.client()).load()
+        session = LangfuseSource("sized", client=fake.client()).load()
     assert session.extra["langfuse"]["n_observations"] == 2_500
     assert fake.calls["observations"] <= math.ceil(2_500 / 1000) + 1
 

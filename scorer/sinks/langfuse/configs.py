@@ -99,7 +99,7 @@ def list_configs(client: LangfuseClient, *, limit: int = 100) -> list[LfScoreCon
 
 
 def sync_configs(
-    api: Any = None,
+    client: LangfuseClient | None = None,
     rubric: Rubric | None = None,
     *,
     archive_extra: bool = False,
@@ -108,7 +108,7 @@ def sync_configs(
     """Create or update the rubric's score configs in Langfuse, by name, idempotently.
 
     Args:
-        api: A `LangfuseClient`/`LangfuseAPI`, or None to build one from env vars.
+        client: The Langfuse project, or None to build one from the settings.
         rubric: The rubric to push (default: the bundled `score_configs/`).
         archive_extra: Archive server configs the rubric does not have (no delete exists).
         dry_run: Only report what would change.
@@ -116,7 +116,7 @@ def sync_configs(
     Returns:
         A `SyncReport`; the name → id map is also cached in `$SCORER_HOME`.
     """
-    client = get_client(api)
+    client = get_client(client)
     rubric = rubric or default_rubric()
     report = SyncReport(host=client.host, dry_run=dry_run)
     by_name: dict[str, LfScoreConfig] = {}

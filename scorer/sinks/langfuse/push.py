@@ -227,7 +227,7 @@ def first_trace_id(client: LangfuseClient, session_id: str) -> str:
 def push_scorecard(
     scorecard: Scorecard,
     *,
-    api: Any = None,
+    client: LangfuseClient | None = None,
     rubric: Rubric | None = None,
     target: Literal["session", "trace"] = "session",
     trace_id: str | None = None,
@@ -235,7 +235,7 @@ def push_scorecard(
     """Write the seven scores of `scorecard` to Langfuse in one batch.
 
     Args:
-        api: A `LangfuseClient`/`LangfuseAPI`, or None to build one from env vars.
+        client: The Langfuse project, or None to build one from the settings.
         rubric: The rubric the scorecard was judged with (default: bundled).
         target: "session" (session-level scores) or "trace" (the session's first trace,
             or `trace_id` when given).
@@ -247,7 +247,7 @@ def push_scorecard(
         SinkError: Unscored scorecard, or the API failed after retries.
         CredentialsError: The keys were rejected.
     """
-    client = get_client(api)
+    client = get_client(client)
     rubric = rubric or default_rubric()
     if scorecard.status != "scored":
         build_score_requests(scorecard, rubric, {})  # raises the refusal

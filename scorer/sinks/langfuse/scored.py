@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from langfuse.api.core.api_error import ApiError
 
 from scorer.errors import SourceError
 from scorer.judge.rubric import default_rubric
-from scorer.langfuse_client import get_client
+from scorer.langfuse_client import LangfuseClient
 
 
 def langfuse_has_scores(
-    langfuse: Any,
+    client: LangfuseClient,
     session_id: str,
     *,
     rubric_version: str,
@@ -25,8 +23,6 @@ def langfuse_has_scores(
     the same rubric version, judge and (for the LLM judge) model. All rubric scores must
     be there: a 207 that rejected some of them leaves the session to be pushed again.
     """
-
-    client = get_client(langfuse)
     wanted = {cfg.name for cfg in default_rubric().scores}
     found: set[str] = set()
     cursor: str | None = None

@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from scorer.errors import SinkError
 from scorer.models import Scorecard
 from scorer.sinks.langfuse.push import PushResult, push_scorecard
+
+if TYPE_CHECKING:
+    from scorer.langfuse_client import LangfuseClient
 
 
 class LangfuseSink:
     """Pushes a scorecard's seven scores to Langfuse (`push_scorecard`).
 
     Args:
-        api: A `LangfuseClient`/`LangfuseAPI`, or None to build one from the settings.
+        client: The Langfuse project, or None to build one from the settings.
         target: Session-level scores, or scores on the session's first trace.
     """
 
     name = "langfuse"
     remote = True
 
-    def __init__(self, api: Any = None, *, target: Literal["session", "trace"] = "session"):
-        self.api, self.target = api, target
+    def __init__(
+        self,
+        client: LangfuseClient | None = None,
+        *,
+        target: Literal["session", "trace"] = "session",
+    ):
+        self.client, self.target = client, target
 
     def write(self, card: Scorecard) -> str | None:
         """Push the card; returns the session's Langfuse URL.
@@ -31,7 +39,7 @@ class LangfuseSink:
                 partial after the transient items were re-sent).
             CredentialsError: The keys are missing or rejected.
         """
-        result = push_scorecard(card, api=self.api, target=self.target)
+        result = push_scorecard(card, client=self.client, target=self.target)
         if not result.ok:
             raise SinkError(push_problem(result))
         return result.url

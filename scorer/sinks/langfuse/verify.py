@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from scorer.errors import SinkError
 from scorer.judge.rubric import Rubric, default_rubric
@@ -56,7 +56,7 @@ def expected_ids(card: Scorecard, rubric: Rubric, trace_id: str | None = None) -
 def verify_cards(
     cards: Iterable[Scorecard],
     *,
-    api: Any = None,
+    client: LangfuseClient | None = None,
     rubric: Rubric | None = None,
     target: Literal["session", "trace"] = "session",
     waits: tuple[float, ...] = VERIFY_WAITS,
@@ -71,7 +71,7 @@ def verify_cards(
         SinkError: The read failed after retries.
         CredentialsError: The keys were rejected.
     """
-    client = get_client(api)
+    client = get_client(client)
     rubric = rubric or default_rubric()
     wanted = {
         c.session_id: expected_ids(
