@@ -20,8 +20,12 @@ the account can take it:
 
 Input tokens are estimated from characters, at the highest tokens-per-character ratio of
 the recent responses (over-estimating costs a moment's wait, under-estimating a 429); the
-cached system prompt is left out while the prompt cache is warm. Not thread-safe: the
-owning `RateLimiter` calls it under its lock.
+cached system prompt is left out while the prompt cache is warm. The ratio is learned for
+the cached prefix and for the rest apart (`usage` splits them: cache tokens vs
+`input_tokens`): prose of a rubric runs ~3.5 characters a token, a transcript's JSON and
+code ~2, so one ratio of the whole prompt under-estimates the transcript alone, which is
+what a warm cache charges. Not thread-safe: the owning `RateLimiter` calls it under its
+lock.
 """
 
 from __future__ import annotations
@@ -48,6 +52,10 @@ MARGIN = 0.05
 """Added to the input estimate (twice this until a few replies have been seen)."""
 BINDS = 0.8
 """A limit used this much over the last minute paces the run (the progress ETA follows it)."""
+TOKEN_ROUNDING = 1000
+"""The API rounds token `-remaining` to the nearest thousand (requests are exact)."""
+PERIOD_ERROR = 0.05
+"""Learn the refill time only from reports whose rounding moves it by at most this much."""
 CACHE_MINUTES = 4.0
 """Treat the prompt cache as warm this many minutes after a response used it (it lives 5)."""
 
@@ -161,6 +169,9 @@ class ModelLimits:
     """Responses carry no rate-limit headers: admit without pacing."""
     probing: bool = False
     ratios: deque[float] = field(default_factory=lambda: deque(maxlen=RATIO_WINDOW))
+    """Tokens per character of the prompt outside the cached prefix."""
+    prefix_ratios: deque[float] = field(default_factory=lambda: deque(maxlen=RATIO_WINDOW))
+    """Tokens per character of the cached prefix (when the API cached it)."""
     cache_warm_until: float = 0.0
     latencies: deque[float] = field(default_factory=lambda: deque(maxlen=64))
     charged: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
@@ -180,8 +191,11 @@ class ModelLimits:
         a margin: a little too many costs a moment's wait, too few a 429."""
         ratio = max(self.ratios, default=PRIOR_TOKENS_PER_CHAR)
         margin = MARGIN if len(self.ratios) >= RATIO_WINDOW // 4 else 2 * MARGIN
-        chars = request.chars - (request.cached_chars if now < self.cache_warm_until else 0)
-        return math.ceil(max(chars, 0) * ratio * (1 + margin))
+        cached = min(request.cached_chars, request.chars)
+        tokens = (request.chars - cached) * ratio
+        if now >= self.cache_warm_until:  # cold: the prefix is charged too
+            tokens += cached * max(self.prefix_ratios, default=ratio)
+        return math.ceil(tokens * (1 + margin))
 
     def wait(self, request: MeteredRequest, now: float) -> float | None:
         """Seconds until `request` may go (0: now), or None: wait for the probe's answer.
@@ -240,7 +254,9 @@ class ModelLimits:
             self._learn_usage(request, usage, used, now)
         if headers is None:  # no response at all: keep the charge (it may have been taken)
             return
-        limits = parse_headers(headers, wall)
+        at = request.responded_at if request.responded_at is not None else now
+        at = min(at, now)
+        limits = parse_headers(headers, wall - (now - at))  # `-reset` is as of the response
         if not limits and not self.buckets:
             self.unmetered = True
             return
@@ -248,19 +264,25 @@ class ModelLimits:
             if kind in self.buckets:
                 actual = used.get(kind, 0) if used is not None else 0
                 self.buckets[kind].level += amount - actual
-        at = request.responded_at if request.responded_at is not None else now
         for kind, reported in limits.items():
-            self._correct(kind, reported, now, min(at, now))
+            self._correct(kind, reported, now, at)
 
     def _learn_usage(
         self, request: MeteredRequest, usage: Any, used: dict[str, int], now: float
     ) -> None:
-        total = used["input-tokens"] + (getattr(usage, "cache_read_input_tokens", 0) or 0)
-        if request.chars:
-            self.ratios.append(total / request.chars)
         cached = (getattr(usage, "cache_read_input_tokens", 0) or 0) + (
             getattr(usage, "cache_creation_input_tokens", 0) or 0
         )
+        rest_chars = request.chars
+        if cached and 0 < request.cached_chars < request.chars:
+            # `input_tokens` is what follows the cached prefix: learn the two apart
+            self.prefix_ratios.append(cached / request.cached_chars)
+            rest_chars -= request.cached_chars
+            rest = getattr(usage, "input_tokens", 0) or 0
+        else:
+            rest = (getattr(usage, "input_tokens", 0) or 0) + cached
+        if rest_chars > 0:
+            self.ratios.append(rest / rest_chars)
         if cached:
             self.cache_warm_until = now + CACHE_MINUTES * self.period
         self.latencies.append(now - request.admitted_at)
@@ -270,7 +292,7 @@ class ModelLimits:
 
     def _correct(self, kind: str, reported: HeaderLimit, now: float, at: float) -> None:
         """Trust the server's `-remaining` (as of `at`, refilled since) when it is lower."""
-        self._learn_period(reported)
+        self._learn_period(kind, reported)
         bucket = self.buckets.get(kind)
         if bucket is None:
             level = reported.limit if reported.remaining is None else reported.remaining
@@ -283,14 +305,20 @@ class ModelLimits:
             since = (now - at) * reported.limit / self.period
             bucket.level = min(bucket.level, reported.remaining + since)
 
-    def _learn_period(self, reported: HeaderLimit) -> None:
+    def _learn_period(self, kind: str, reported: HeaderLimit) -> None:
         """The refill time of a whole bucket: `limit × reset_in ÷ (limit − remaining)`,
-        from reports whose deficit and reset time are large against their rounding."""
+        from reports whose deficit and reset time are large against their rounding (token
+        `-remaining` is ± half a thousand: at 20k ITPM a deficit of 2,000 could be 1,500)."""
         if reported.remaining is None or reported.reset_in is None:
             return
         deficit = reported.limit - reported.remaining
         resolution = 0.001 if reported.precise else 1.0
-        if deficit < 0.1 * reported.limit or reported.reset_in < 20 * resolution:
+        rounding = TOKEN_ROUNDING / 2 if kind != "requests" else 0.5
+        if (
+            deficit < 0.1 * reported.limit
+            or rounding > PERIOD_ERROR * deficit
+            or reported.reset_in < 20 * resolution
+        ):
             return
         self._periods.append(reported.limit * reported.reset_in / deficit)
         self.period = min(max(statistics.median(self._periods), 1.0), 2 * MINUTE)

@@ -121,6 +121,44 @@ def test_cache_reads_are_not_charged_while_the_cache_is_warm():
     assert limits.estimate_input(hit, 3.0 + 5 * 60) == 5_280  # gone cold: all of it
 
 
+def test_the_cached_prefix_and_the_rest_have_their_own_tokens_per_character():
+    """A rubric's prose is fewer tokens a character than a transcript: one ratio of the
+    whole prompt would under-estimate the transcript alone, which is what a warm cache
+    charges (a 429 at a low limit)."""
+    limits = learned()
+    first = req(chars=12_000, cached=6_000)
+    limits.take(first, 1.0)
+    # 6k chars of transcript billed 3,000 tokens (0.5), the 6k-char prefix 1,500 (0.25)
+    limits.answered(first, headers({}), usage(3_000, 400, write=1_500), 2.0, WALL)
+    hit = req(chars=16_000, cached=6_000)
+    assert limits.estimate_input(hit, 3.0) == 5_500  # 10k chars at 0.5, + 10 %
+    assert limits.estimate_input(hit, 3.0 + 5 * 60) == pytest.approx(7_150, abs=1)  # + 6k at 0.25
+
+
+def test_the_refill_time_counts_from_when_the_response_came():
+    limits = learned()
+    one = req(chars=1_000)
+    limits.take(one, 1.0)
+    one.responded_at = 1.0
+    stamp = datetime.fromtimestamp(WALL + 3.0, UTC).isoformat(timespec="milliseconds")
+    scaled = {**headers({"input-tokens": 100_000}), f"{H}input-tokens-reset": stamp}
+    # settled half a second after the headers came: `-reset` was 3 s away when they did
+    limits.answered(one, scaled, usage(400, 100), 1.5, WALL + 0.5)
+    assert limits.period == pytest.approx(6.0)
+
+
+def test_the_refill_time_is_not_learned_from_a_deficit_within_the_rounding():
+    limits = learned()
+    one = req(chars=1_000)
+    limits.take(one, 1.0)
+    stamp = datetime.fromtimestamp(WALL + 0.6, UTC).isoformat(timespec="milliseconds")
+    # 2,000 short of 20k: the thousands' rounding could make it 1,500 or 2,500 (±25 %)
+    small = {**headers({"input-tokens": 18_000}, limits=(50, 20_000, 40_000))}
+    small[f"{H}input-tokens-reset"] = stamp
+    limits.answered(one, small, usage(400, 100), 1.5, WALL)
+    assert limits.period == 60.0
+
+
 def test_a_request_larger_than_the_whole_bucket_is_refused_not_queued():
     limits = learned()
     with pytest.raises(OverRateLimit, match="200,000 input tokens per minute"):
