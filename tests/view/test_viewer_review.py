@@ -112,7 +112,8 @@ def _wait(driver, condition, timeout: float = 10):
     from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    ignored = (NoSuchElementException, StaleElementReferenceException)
+    # `_css(...)[0]` before the element exists is an IndexError: wait on, like the others.
+    ignored = (NoSuchElementException, StaleElementReferenceException, IndexError)
     return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
 
 
