@@ -78,6 +78,7 @@ from scorer.jobs.run_state import (
     BackfillSummary,
     Budget,
     Context,
+    RunListener,
     Services,
     SessionResult,
 )
@@ -271,6 +272,7 @@ def run_backfill(
     progress: ProgressFactory | None = None,
     now: datetime | None = None,
     stop: StopSignal | None = None,
+    events: RunListener | None = None,
 ) -> BackfillSummary:
     """Discover, select and score sessions; resumable, concurrent, within budget.
 
@@ -284,6 +286,7 @@ def run_backfill(
         now: The current time (tests pin it for the idle threshold).
         stop: Set it (from any thread) to stop the run as Ctrl-C does: calls on the wire
             finish and are written, nothing new is sent, the rest stays for the next run.
+        events: Told each session's `RunEvent` (prepared, finished) from its thread.
 
     Returns:
         The summary; failures are in it, never raised (except credential errors).
@@ -297,6 +300,7 @@ def run_backfill(
         store_path=store_path or settings.store_path,
         projects_root=settings.claude_projects,
         stop=stop or StopSignal(),
+        events=events,
     )
     try:
         summary = _run(opts, services, run, progress, now)
@@ -317,6 +321,7 @@ class _RunSetup:
     store_path: Path
     projects_root: Path
     stop: StopSignal
+    events: RunListener | None
 
 
 def _run(
@@ -366,6 +371,7 @@ def _run(
         ctx = Context(
             opts, services, ledger, Budget(opts.max_cost), run.model, rubric_version, run.stop
         )
+        ctx.events = run.events
         ctx.plan = chunk_plan(opts, services, run.model)
         if "anthropic" in services.limiters and not opts.batch_api:
             services.limiters["anthropic"].watch(ctx.stop)  # a stopped run sends no more calls

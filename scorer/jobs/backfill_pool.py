@@ -32,7 +32,13 @@ log = logging.getLogger(__name__)
 def run_pool(
     ctx: Context, refs: list[SessionRef], progress: ProgressFactory | None
 ) -> list[SessionResult]:
-    worker = estimate_if_judged if ctx.opts.dry_run else process
+    step = estimate_if_judged if ctx.opts.dry_run else process
+
+    def worker(ctx: Context, ref: SessionRef) -> SessionResult:
+        result = step(ctx, ref)
+        ctx.emit("finished", ref.session_id, result)
+        return result
+
     make_tracker = progress or (lambda total, dry_run: NoProgress())
     if ctx.opts.batch_api and not ctx.opts.dry_run:
         with make_tracker(len(refs), False) as bar:

@@ -223,6 +223,7 @@ def prepare_ref(ctx: Context, ref: SessionRef) -> Prepared:
 def _score(ctx: Context, ref: SessionRef, attempts: int) -> SessionResult:
     sid = ref.session_id
     prepared = prepare_ref(ctx, ref)
+    ctx.emit("prepared", sid)
     if ctx.stop.is_set():  # stopped (Ctrl-C) while this look-ahead session was prepared
         return _not_started(ctx, sid, attempts, "run stopped")
     ctx.ledger.set_state(sid, "fetched")

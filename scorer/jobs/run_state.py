@@ -263,6 +263,23 @@ class Services:
     batch_poll: float = 30.0
 
 
+@dataclass(frozen=True)
+class RunEvent:
+    """A step of one session in a backfill run, reported to `run_backfill(events=...)`
+    from the worker thread that made it, before the run goes on (tests order threads
+    with them instead of sleeping; a front end can show them)."""
+
+    kind: Literal["prepared", "finished"]
+    """`prepared`: loaded, redacted and chunked, about to be judged (a stop set now
+    keeps it from being judged); `finished`: its result for this run is final."""
+    session_id: str
+    result: SessionResult | None = None
+    """The session's result (`finished` only)."""
+
+
+RunListener = Callable[[RunEvent], None]
+
+
 @dataclass
 class Context:
     """Shared, read-mostly state of a run, handed to every worker."""
@@ -274,6 +291,8 @@ class Context:
     model: str
     rubric_version: str
     stop: StopSignal = field(default_factory=StopSignal)
+    events: RunListener | None = None
+    """Told each `RunEvent` (`run_backfill(events=...)`)."""
     plan: ChunkPlan | None = None
     """The chunk budget under the account's rate limit (None: the configured one)."""
     prep_gate: threading.BoundedSemaphore = field(
@@ -287,6 +306,12 @@ class Context:
 
     def __post_init__(self) -> None:
         self.step = JudgingStep(self.budget, self.services.estimator)
+
+    def emit(
+        self, kind: Literal["prepared", "finished"], sid: str, result: SessionResult | None = None
+    ) -> None:
+        if self.events is not None:
+            self.events(RunEvent(kind, sid, result))
 
     @property
     def judge_model(self) -> str | None:

@@ -224,39 +224,36 @@ def test_effort_and_fallback_reach_the_judge_and_the_dry_run_basis(projects, jud
     assert "thinking at effort high" in dry.stderr
 
 
-def test_a_stop_while_preparing_sends_no_more_judge_calls(projects, judge_env, monkeypatch):
-    """Ctrl-C sets `ctx.stop`: a look-ahead session prepared meanwhile is not judged
-    (no spend, quick exit) and stays `discovered` for the next run."""
+def test_a_stop_while_preparing_sends_no_more_judge_calls(projects, judge_env):
+    """Ctrl-C sets the run's stop: a look-ahead session prepared meanwhile is not judged
+    (no spend, quick exit) and stays `discovered` for the next run. The test stops the
+    run through `run_backfill(stop=...)` on the third `prepared` event."""
     import threading
 
-    from scorer.jobs import pipeline
+    from scorer.jobs.ratelimit import StopSignal
+    from scorer.jobs.run_state import RunEvent
 
     root, _ids = projects
-    real = pipeline.prepare_ref
-    lock, preps, stopped = threading.Lock(), [0], []
+    lock, prepared, stop = threading.Lock(), [], StopSignal()
 
-    def stop_on_third(ctx, ref):
-        prepared = real(ctx, ref)
-        with lock:
-            preps[0] += 1
-            if preps[0] == 3:
-                ctx.stop.set()
-                stopped.append(ref.session_id)
-        return prepared
+    def stop_on_third(event: RunEvent) -> None:
+        if event.kind == "prepared":
+            with lock:
+                prepared.append(event.session_id)
+                if len(prepared) == 3:
+                    stop.set()
 
-    monkeypatch.setattr(pipeline, "prepare_ref", stop_on_third)
     with FakeJudgeServer() as server:
         judge_env(server)
-        first = run_backfill(opts(root, concurrency=1))
+        first = run_backfill(opts(root, concurrency=1), stop=stop, events=stop_on_third)
         # Sessions 1 and 2 were prepared before the stop: 1 is judged; 2 is too unless
         # its request was still waiting for the one slot when the stop came (a loaded
         # machine), which the limiter then cancels. The third is never judged.
         assert first.scored in (1, 2) and server.calls == first.scored
         assert first.not_started == 20 - first.scored and first.failed == 0
         ledger = Ledger(get_settings().store_path, first.run_key)
-        assert ledger.get(stopped[0])["state"] == "discovered"
+        assert ledger.get(prepared[2])["state"] == "discovered"
         ledger.close()
-        monkeypatch.setattr(pipeline, "prepare_ref", real)
         again = run_backfill(opts(root, concurrency=1))
         assert again.scored == 20 - first.scored and server.calls == 20
 
@@ -303,3 +300,16 @@ def test_a_stop_cancels_judge_requests_still_waiting_for_a_slot(projects, judge_
         server.latency = 0.0
         again = run_backfill(opts(root, concurrency=1))
         assert (again.scored, again.skipped) == (19, 1)
+
+
+def test_events_report_each_session_prepared_then_finished(projects):
+    root, ids = projects
+    seen: list = []  # list.append is atomic: the worker threads report into one list
+    options = BackfillOptions(source="claude-code", projects_root=root, judge="heuristic")
+    summary = run_backfill(options.model_copy(update={"concurrency": 4}), events=seen.append)
+    assert summary.scored == 20
+    finished = {e.session_id: i for i, e in enumerate(seen) if e.kind == "finished"}
+    prepared = {e.session_id: i for i, e in enumerate(seen) if e.kind == "prepared"}
+    assert sorted(finished) == sorted(prepared) == sorted(ids) and len(seen) == 40
+    assert all(prepared[sid] < finished[sid] for sid in ids)
+    assert {seen[i].result.outcome for i in finished.values()} == {"scored"}
