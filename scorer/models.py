@@ -379,6 +379,8 @@ UnscoredCode = Literal["invalid_output", "refused", "too_long"]
 
 Recommendation = Literal["continue", "retry", "escalate", "complete"]
 JudgeKind = Literal["llm", "heuristic"]
+JudgeBackend = Literal["api", "batch", "claude-code"]
+"""How an LLM judge's requests reach the model (`Scorecard.backend`)."""
 Collection = Literal["production", "calibration"]
 """Which runs a scorecard belongs to: the sessions people ran, or a calibration set."""
 
@@ -414,6 +416,10 @@ class Scorecard(BaseModel):
     snapshot of `model`, or the fallback model after a refusal."""
     effort: str | None = None
     """`output_config.effort` the LLM judge asked for."""
+    backend: JudgeBackend | None = None
+    """How the LLM judge's requests travelled: `api` (the Messages API with a key), `batch`
+    (Message Batches) or `claude-code` (the user's own `claude -p` login); None for the
+    heuristic judge."""
     refusals: list[Refusal] = Field(default_factory=list)
     """Requests the model refused while judging this session (kept even when scored)."""
     prompt_version: str
@@ -426,6 +432,10 @@ class Scorecard(BaseModel):
     recommendation: Recommendation | None = None
     requirements: list[RequirementCheck] = Field(default_factory=list)
     """The LLM judge's requirement checklist, which goal_achievement follows from."""
+    goal_probability: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The probability that the task's own acceptance checks pass, from the checklist and
+    the outcome signals by the fitted model beside the rubric (`score_configs/`); None on
+    cards judged before it existed and on unscored cards."""
     accomplishments: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     summary: str = ""
