@@ -158,6 +158,16 @@ class Settings(BaseSettings):
     )
     """How long after a batch intent a resumed run looks for the batch it may have created
     before submitting its requests again (see `jobs.batch_intents`)."""
+    claude_bin: str | None = Field(default=None, validation_alias="SCORER_CLAUDE_BIN")
+    """The `claude` executable the `claude-code` judge runs (default: `claude` on PATH)."""
+    claude_timeout: float = Field(
+        default=600.0,
+        gt=0,
+        le=86_400,
+        allow_inf_nan=False,
+        validation_alias="SCORER_CLAUDE_TIMEOUT",
+    )
+    """Seconds one `claude -p` judge call may take before it is killed and retried."""
     terminal_bench: Path | None = Field(default=None, validation_alias="SCORER_TERMINAL_BENCH")
     """The terminal-bench sessions used by `score-calibrate` (default: ../shared/data)."""
     notebook_home: Path | None = Field(default=None, validation_alias="SCORER_NOTEBOOK_HOME")
@@ -182,10 +192,11 @@ class Settings(BaseSettings):
     """Comma-separated globs of project dirs (or names) to score; empty: every project."""
     hook_ignore_projects: str = Field(default="", validation_alias="SCORER_HOOK_IGNORE_PROJECTS")
     """Comma-separated globs of project dirs (or names) never scored (wins over the list)."""
-    hook_judge: Literal["auto", "llm", "heuristic"] = Field(
+    hook_judge: Literal["auto", "llm", "claude-code", "heuristic"] = Field(
         default="auto", validation_alias="SCORER_HOOK_JUDGE"
     )
-    """`auto`: the LLM judge when a key is set, else the heuristic judge."""
+    """`auto`: the LLM judge through the API when a key is set, else through the user's
+    Claude Code login when `claude` is found, else the heuristic judge."""
     hook_push: bool = Field(default=True, validation_alias="SCORER_HOOK_PUSH")
     """Push automatic scores to Langfuse (when its keys are set)."""
 

@@ -33,6 +33,8 @@ _ENV_VARS = [
     "SCORER_CONTEXT_WINDOW",
     "SCORER_MAX_PROMPT_TOKENS",
     "SCORER_ESTIMATE_FACTOR",
+    "SCORER_CLAUDE_BIN",
+    "SCORER_CLAUDE_TIMEOUT",
     *(
         f"SCORER_HOOK_{knob}"
         for knob in (

@@ -50,7 +50,13 @@ class BackfillSource(StrEnum):
 class BackfillJudge(StrEnum):
     auto = "auto"
     llm = "llm"
+    claude_code = "claude-code"
     heuristic = "heuristic"
+
+
+CLAUDE_CODE_CONCURRENCY = 2
+"""Most sessions judged at once through `claude -p`: each call is a process, and the
+user's plan limits are shared with their own work."""
 
 
 def parse_when(value: str | None, flag: str) -> datetime | None:
@@ -92,7 +98,10 @@ def check_combination(opts: BackfillOptions) -> None:
             opts.fraction is not None and not 0 < opts.fraction <= 1,
             f"--fraction must be in (0, 1], got {opts.fraction}",
         ),
-        (opts.batch_api and opts.judge != "llm", "--batch-api needs --judge llm"),
+        (
+            opts.batch_api and (opts.judge != "llm" or opts.backend != "api"),
+            "--batch-api needs --judge llm (the Messages API with ANTHROPIC_API_KEY)",
+        ),
     ]
     for broken, message in rules:
         if broken:
@@ -234,7 +243,10 @@ def backfill_command(
     ] = False,
     judge: Annotated[
         BackfillJudge,
-        typer.Option(help="llm, heuristic, or auto (llm when ANTHROPIC_API_KEY is set)."),
+        typer.Option(
+            help="llm, claude-code (your Claude Code login), heuristic, or auto (llm when "
+            "ANTHROPIC_API_KEY is set)."
+        ),
     ] = BackfillJudge.auto,
     model: Annotated[
         str | None,
@@ -285,7 +297,7 @@ def backfill_command(
     ] = 5,
 ) -> None:
     """Score every finished session in a window; re-run the same command to resume."""
-    from scorer.jobs.score import choose_judge
+    from scorer.jobs.score import choose_judge, judge_kind
 
     window = parse_when(start, "--from"), parse_when(end, "--to")
     check_window(*window)
@@ -293,6 +305,10 @@ def backfill_command(
         shard_range = parse_shard(shard)
     except ConfigError as exc:
         raise usage_error(str(exc)) from None
+    route = choose_judge(judge.value)
+    if route == "claude-code" and concurrency > CLAUDE_CODE_CONCURRENCY:
+        note(f"--judge claude-code judges at most {CLAUDE_CODE_CONCURRENCY} sessions at once")
+        concurrency = CLAUDE_CODE_CONCURRENCY
     opts = BackfillOptions(
         source=source.value,
         start=window[0],
@@ -309,7 +325,8 @@ def backfill_command(
         max_cost=max_cost,
         dry_run=dry_run,
         rescore=rescore,
-        judge=choose_judge(judge.value),
+        judge=judge_kind(route),
+        backend="claude-code" if route == "claude-code" else "api",
         model=model,
         effort=effort_value(effort),
         fallback_model=fallback_model,

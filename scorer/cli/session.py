@@ -58,6 +58,7 @@ class SourceName(StrEnum):
 class JudgeName(StrEnum):
     auto = "auto"
     llm = "llm"
+    claude_code = "claude-code"
     heuristic = "heuristic"
 
 
@@ -198,7 +199,10 @@ def score_session_command(
     source: Annotated[
         SourceName, typer.Option(help="Where to read the session.")
     ] = SourceName.auto,
-    judge: Annotated[JudgeName, typer.Option(help="llm, heuristic, or auto.")] = JudgeName.auto,
+    judge: Annotated[
+        JudgeName,
+        typer.Option(help="llm, claude-code (your Claude Code login), heuristic, or auto."),
+    ] = JudgeName.auto,
     model: Annotated[
         str | None,
         typer.Option(callback=model_option, help="Judge model (default claude-sonnet-5-5)."),
@@ -281,7 +285,8 @@ def score_session_command(
     if render or dry_run:
         # The LLM estimate when the LLM judge would run: asked for, or `auto` with a key.
         wanted = dry_run and (
-            judge == JudgeName.llm or (judge == JudgeName.auto and _key_configured())
+            judge in (JudgeName.llm, JudgeName.claude_code)
+            or (judge == JudgeName.auto and _key_configured())
         )
         estimate = {"model": model, "effort": effort_value(effort)} if wanted else None
         _show_plan(

@@ -191,7 +191,8 @@ def _usage_line(card: Scorecard) -> Text:
 def scorecard_view(card: Scorecard) -> Group:
     """The scorecard: the session's title, one row per dimension (rationale and the quoted
     evidence), then recommendation, usage and cost."""
-    judge = f"judge={card.judge}" + (f" model={card.model}" if card.model else "")
+    via = f" via {card.backend}" if card.backend and card.backend != "api" else ""
+    judge = f"judge={card.judge}{via}" + (f" model={card.model}" if card.model else "")
     if card.status != "scored":
         return Group(
             card_header(card),

@@ -174,6 +174,10 @@ def _llm_services(
     def build() -> AnthropicJudge:
         from scorer.judge.anthropic import AnthropicJudge
 
+        if opts.backend == "claude-code":
+            from scorer.jobs.score import claude_code_judge
+
+            return claude_code_judge(config, settings)  # type: ignore[return-value]
         client = None
         if settings.anthropic_configured or not opts.dry_run:
             client = _anthropic_client(settings, limiter)
@@ -189,7 +193,10 @@ def _llm_services(
         if opts.batch_api and not opts.dry_run:
             services.batch_judge = judge
         return
-    settings.require_anthropic(HINT)  # a missing key still fails before discovery
+    if opts.backend == "claude-code":
+        build()  # `claude` not found fails before discovery, like a missing key
+    else:
+        settings.require_anthropic(HINT)  # a missing key still fails before discovery
     lazy = LazyJudge(config, build)  # built (SDK import and all) only when a session is judged
     services.judge = lazy
     services.estimator = Estimator(lazy, counts=counts)

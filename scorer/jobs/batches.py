@@ -420,7 +420,7 @@ class BatchRun:
         if p.multi and len(p.notes) == len(p.chunks):
             meta["chunk_notes"] = [p.notes[i].model_dump() for i in range(len(p.chunks))]
         session = p.prepared.session
-        return self.judge.make_card(
+        card = self.judge.make_card(
             session.session_id,
             session.source.value,
             p.chunks,
@@ -431,6 +431,7 @@ class BatchRun:
             cost_usd=cost,
             calls=p.direct,
         )
+        return card.model_copy(update={"backend": "batch"})
 
     def _write(self, p: Pending, card: Scorecard) -> SessionResult:
         """The judging step's settle and finish, then like the direct path: unscored →

@@ -69,6 +69,8 @@ class BackfillOptions(BaseModel):
     dry_run: bool = False
     rescore: bool = False
     judge: Literal["llm", "heuristic"] = "llm"
+    backend: Literal["api", "claude-code"] = "api"
+    """How the LLM judge's requests travel: the Messages API, or the user's `claude -p`."""
     model: str | None = None
     effort: str | None = None
     """The LLM judge's `output_config.effort` (None: `SCORER_EFFORT`)."""

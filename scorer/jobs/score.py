@@ -11,9 +11,11 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from scorer.errors import CredentialsError
 from scorer.jobs.setup import run_settings
 from scorer.jobs.step import judge_session
 from scorer.judge.base import Judge, make_judge
+from scorer.judge.claude_code import find_claude
 from scorer.judge.config import JudgeConfig
 from scorer.prepare import Prepared, prepare
 from scorer.prepare.prepared import PrepOptions
@@ -28,32 +30,53 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JudgeChoice",
+    "JudgeRoute",
     "ScoreResult",
     "choose_judge",
+    "claude_code_judge",
     "judge_from_settings",
     "judge_prepared",
     "prepare",
     "score_session",
 ]
 
-JudgeChoice = Literal["auto", "llm", "heuristic"]
+JudgeChoice = Literal["auto", "llm", "claude-code", "heuristic"]
+"""What a command may ask for: `llm` is the Sonnet judge through the Messages API,
+`claude-code` the same judge through the user's own `claude -p` login."""
+JudgeRoute = Literal["llm", "claude-code", "heuristic"]
+"""A resolved choice (`auto` decided)."""
 
 log = logging.getLogger(__name__)
 
 
 def choose_judge(
-    choice: JudgeChoice, settings: Settings | None = None
-) -> Literal["llm", "heuristic"]:
-    """`auto` means the LLM judge when a key is set, else the heuristic (announced)."""
+    choice: JudgeChoice, settings: Settings | None = None, *, prefer_claude_code: bool = False
+) -> JudgeRoute:
+    """`auto` means the LLM judge when a key is set, else the heuristic (announced).
+
+    Args:
+        prefer_claude_code: Without a key, `auto` judges through Claude Code when `claude`
+            is found (the plugin's hook: the user is running Claude Code anyway).
+    """
     if choice != "auto":
         return choice
-    if (settings or get_settings()).anthropic_configured:
+    settings = settings or get_settings()
+    if settings.anthropic_configured:
         return "llm"
+    claude = find_claude(settings.claude_bin)
+    if prefer_claude_code and claude:
+        return "claude-code"
+    also = " or --judge claude-code to judge with your Claude Code login" if claude else ""
     log.info(  # the CLI shows it as a note (not with -q)
         "ANTHROPIC_API_KEY is not set: using the offline heuristic judge "
-        "(scores are stored as judge=heuristic)."
+        f"(scores are stored as judge=heuristic); set it{also} for the LLM judge."
     )
     return "heuristic"
+
+
+def judge_kind(route: JudgeRoute) -> Literal["llm", "heuristic"]:
+    """The card's `judge` of a route: Claude Code is the LLM judge on another transport."""
+    return "heuristic" if route == "heuristic" else "llm"
 
 
 def judge_from_settings(
@@ -64,24 +87,51 @@ def judge_from_settings(
     effort: str | None = None,
     fallback_model: str | None = None,
     client: anthropic.Anthropic | None = None,
+    prefer_claude_code: bool = False,
 ) -> Judge:
     """The judge a command asked for: its options over the settings, with a client.
 
     Raises:
-        CredentialsError: The LLM judge was asked for and no key is set.
+        CredentialsError: The LLM judge was asked for and no key is set, or Claude Code
+            was asked for and `claude` is not found.
         ConfigError: A bad effort (or price table).
     """
-    kind = choose_judge(choice, settings)
-    if kind == "heuristic":
+    route = choose_judge(choice, settings, prefer_claude_code=prefer_claude_code)
+    if route == "heuristic":
         return make_judge("heuristic")
     config = JudgeConfig.from_settings(
         settings, model=model, effort=effort, fallback_model=fallback_model
     )
+    if route == "claude-code":
+        return claude_code_judge(config, settings)
     if client is None:
         from scorer.judge.client import make_client
 
         client = make_client(settings)
     return make_judge("llm", config, client=client)
+
+
+def claude_code_judge(config: JudgeConfig, settings: Settings, *, concurrency: int = 2) -> Judge:
+    """The LLM judge sending its requests through `claude -p` (the user's own login).
+
+    Args:
+        concurrency: Chunk-notes calls of one session at once (each is a `claude` process).
+
+    Raises:
+        CredentialsError: `claude` is not found.
+    """
+    from scorer.judge.anthropic import AnthropicJudge
+    from scorer.judge.claude_code import ClaudeCodeTransport
+
+    binary = find_claude(settings.claude_bin)
+    if binary is None:
+        where = settings.claude_bin or "on PATH"
+        raise CredentialsError(
+            f"Claude Code (`claude`) was not found ({where}): install it, set "
+            "SCORER_CLAUDE_BIN, or use --judge llm with ANTHROPIC_API_KEY"
+        )
+    transport = ClaudeCodeTransport(binary, timeout=settings.claude_timeout)
+    return AnthropicJudge(None, config, transport=transport, max_concurrency=concurrency)
 
 
 def judge_prepared(prepared: Prepared, choice: JudgeChoice = "auto") -> Scorecard:
@@ -131,8 +181,9 @@ def score_session(
 
     Args:
         source: Where the session comes from (`scorer.resolve(arg)` builds one).
-        judge: `"llm"`, `"heuristic"`, `"auto"` (the LLM when an Anthropic key is set),
-            or a judge you built (`make_judge`).
+        judge: `"llm"`, `"claude-code"` (the same judge through your `claude -p` login),
+            `"heuristic"`, `"auto"` (the LLM when an Anthropic key is set), or a judge you
+            built (`make_judge`).
         model: The LLM judge's model (default `SCORER_MODEL`, `claude-sonnet-5-5`).
         effort: The LLM judge's `output_config.effort` (default `SCORER_EFFORT`, medium).
         fallback_model: Where a refused request is retried (default

@@ -23,7 +23,6 @@ Failure policy (`judge.calls` follows each reply, `judge.client` maps API errors
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -43,8 +42,9 @@ from scorer.judge.catalog import (
     warn_if_deprecated,
 )
 from scorer.judge.checklist import checklist_conflict, goal_from_checklist
-from scorer.judge.client import ContextWindowExceeded, api_failure, count_tokens, make_client, send
+from scorer.judge.client import ContextWindowExceeded, api_failure, make_client, send
 from scorer.judge.config import JudgeConfig
+from scorer.judge.fit import Counter, RequestFit
 from scorer.judge.reply import (
     M,
     Unscored,
@@ -53,9 +53,10 @@ from scorer.judge.reply import (
     build_scores,
     known_events,
 )
+from scorer.judge.retry import call_with_retries
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
 from scorer.judge.sdk import anthropic
-from scorer.models import Chunk, JudgeKind, JudgeUsage, Scorecard
+from scorer.models import Chunk, JudgeBackend, JudgeKind, JudgeUsage, Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
 from scorer.priority import NOTES, call_priority
 from scorer.settings import DEFAULT_TOKEN_SAFETY
@@ -77,13 +78,13 @@ NEAR_LIMIT = 0.85
 """Confirm a request with `count_tokens` only when its estimate passes this share of the room."""
 
 
-class Counter(Protocol):
-    """A token estimator (`prepare.tokens.TokenCounter`, or a test's stand-in)."""
+class Transport(Protocol):
+    """Sends one request (Messages API params) and returns a `Message`-shaped reply."""
 
-    def count(self, text: str) -> int: ...
+    def __call__(self, params: dict[str, Any]) -> Any: ...
 
 
-class AnthropicJudge:
+class AnthropicJudge(RequestFit):
     """Judge sessions with a Claude model (Sonnet by default).
 
     Args:
@@ -97,6 +98,9 @@ class AnthropicJudge:
             the config's estimate factor.
         verify_tokens: Confirm a request near the limit with `count_tokens` before
             sending; None means "when there is a client".
+        transport: Sends one request instead of the Messages API client (the user's own
+            Claude Code, `judge.claude_code.ClaudeCodeTransport`): the same requests, the
+            same reply handling, the same card, with `backend` saying how it travelled.
     """
 
     kind: JudgeKind = "llm"
@@ -109,6 +113,7 @@ class AnthropicJudge:
         max_concurrency: int = 4,
         counter: Counter | None = None,
         verify_tokens: bool | None = None,
+        transport: Transport | None = None,
     ) -> None:
         self.config = c = config or JudgeConfig()
         self.model, self.effort, self.fallback_model = c.model, c.effort, c.fallback_model
@@ -118,6 +123,8 @@ class AnthropicJudge:
         self._counter = counter
         self._verify_tokens = client is not None if verify_tokens is None else verify_tokens
         self._client = client.with_options(max_retries=0) if client is not None else None
+        self._transport = transport
+        self.backend: JudgeBackend = "claude-code" if transport is not None else "api"
         self._reply_model = scoring_model(self.rubric)
         self._system = P.system_blocks(self.prompts, self.rubric)
         self.context_window = context_window(self.model, c.context_window)
@@ -143,6 +150,12 @@ class AnthropicJudge:
     def has_client(self) -> bool:
         """Whether this judge can call the API (else it only builds and estimates)."""
         return self._client is not None
+
+    def send(self, params: dict[str, Any]) -> Any:
+        """One request with retries, through the transport or the Messages API."""
+        if self._transport is not None:
+            return call_with_retries(lambda: self._transport(params))  # type: ignore[misc]
+        return send(self.client, params)
 
     @property
     def counter(self) -> Counter:
@@ -305,7 +318,7 @@ class AnthropicJudge:
     def settler(self, tally: UsageTally) -> CallSettler:
         """Follows replies through refusal fallback, budget growth and repair (`calls`)."""
         return CallSettler(
-            lambda params: send(self.client, params),
+            self.send,
             tally,
             self.fallback_model,
             self.context_window,
@@ -368,6 +381,7 @@ class AnthropicJudge:
             model=self.model,
             answered_by=answered[-1] if answered else None,
             effort=self.effort,
+            backend=self.backend,
             refusals=list(calls.refusals) if calls else [],
             prompt_version=self.prompts.version,
             prompt_hash=self.prompts.hash,
@@ -438,61 +452,3 @@ class AnthropicJudge:
     def api_failure(self, e: anthropic.APIError) -> Exception:
         """The typed error an API error after retries turns into (`client.api_failure`)."""
         return api_failure(e, self.context_window)
-
-    # --- does it fit? ----------------------------------------------------------------
-
-    def _kind(self, chunks: Sequence[Chunk]) -> CallKind:
-        return "score" if len(chunks) == 1 else "notes"
-
-    def overhead(self, kind: CallKind) -> int:
-        """Estimated tokens of the system prompt and template around one chunk (once)."""
-        if kind not in self._overhead:
-            empty = Chunk(index=0, text="", event_indices=[], tokens=0)
-            if kind == "score":
-                messages = P.single_scoring_messages(self.prompts, "", empty)
-            else:
-                messages = P.chunk_notes_messages(self.prompts, "", empty, 2)
-            text = self.system_text + "".join(m["content"] for m in messages)
-            self._overhead[kind] = self.counter.count(text)
-        return self._overhead[kind]
-
-    def estimate_chunk(
-        self, chunk: Chunk, kind: CallKind, safety_factor: float = DEFAULT_TOKEN_SAFETY
-    ) -> int:
-        """Prompt tokens of `chunk`'s request from the chunker's own count (no re-tokenising).
-
-        `safety_factor` is the one the chunker counted with: it comes off before the
-        estimate factor goes on.
-        """
-        scale = self.config.estimate_factor / safety_factor
-        return math.ceil(chunk.tokens * scale) + self.overhead(kind)
-
-    def room(self, kind: CallKind) -> int:
-        """The single-call ceiling: `SCORER_MAX_PROMPT_TOKENS`, within window − max_tokens."""
-        room = self.context_window - self.max_tokens(kind)
-        return min(room, self.max_prompt_tokens) if self.max_prompt_tokens else room
-
-    def check_chunks(
-        self, header: str, chunks: Sequence[Chunk], safety_factor: float = DEFAULT_TOKEN_SAFETY
-    ) -> int:
-        """The largest request's prompt tokens; raises ContextWindowExceeded when it cannot fit.
-
-        Estimated from `Chunk.tokens` (counted at `safety_factor`); only a request near the
-        ceiling is confirmed with `count_tokens` (when the judge has a client), so a normal
-        session costs no extra call.
-        """
-        kind = self._kind(chunks)
-        sizes = [self.estimate_chunk(c, kind, safety_factor) for c in chunks]
-        largest = max(range(len(chunks)), key=sizes.__getitem__)
-        tokens, room = sizes[largest], self.room(kind)
-        if tokens > NEAR_LIMIT * room and self._verify_tokens:
-            chunk = chunks[largest]
-            if kind == "score":
-                params = self.scoring_request(header, chunk)
-            else:
-                messages = P.chunk_notes_messages(self.prompts, header, chunk, len(chunks))
-                params = self.request_params(messages, ChunkNotes, self.max_tokens("notes"))
-            tokens = count_tokens(self.client, params) or tokens
-        if tokens > room:
-            raise ContextWindowExceeded(tokens, room, chunks[largest].index)
-        return tokens

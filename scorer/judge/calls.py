@@ -97,6 +97,8 @@ class CallSettler:
                 log.info("%s: cut off at max_tokens=%d, retrying with %d", label, params["max_tokens"], bigger)  # fmt: skip
                 return self._again({**params, "max_tokens": bigger}, reply, label, tried | {"grow"})
         raw = reply_text(response)
+        if getattr(response, "no_repair", False):  # the transport already asked again
+            tried |= {"repair"}
         try:
             return validate_reply(stop, raw, reply)
         except InvalidReply as e:

@@ -6,6 +6,9 @@
     timeout/connection retry with backoff
     anything else      fatal (raised at once)
 
+A failure that carries its own `decision` (a `claude -p` call, `judge.claude_code`) is
+retried as that decision says.
+
 The SDK's own retries are switched off (`max_retries=0`) so these rules are the only ones.
 Tests zero the waits by setting `WAIT_MULTIPLIER = 0` or replacing `sleep`.
 """
@@ -44,6 +47,9 @@ def classify(exc: BaseException) -> RetryDecision:
     """Decide whether a failed call is worth retrying (and how long the server asks)."""
     if stopped(exc):
         return RetryDecision(RetryKind.FATAL, reason="run stopped")
+    own = getattr(exc, "decision", None)
+    if isinstance(own, RetryDecision):  # a transport that knows (`judge.claude_code`)
+        return own
     if cause_of(exc, OverRateLimit) is not None:  # waiting would never make it fit
         return RetryDecision(RetryKind.FATAL, reason="larger than the account's rate limit")
     if isinstance(exc, anthropic.RateLimitError):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from scorer._gc import without_gc
 from scorer.models import Chunk, Session
 from scorer.prepare.chunk import chunk_events
+from scorer.prepare.own_output import leave_out_own_output
 from scorer.prepare.redact import RedactionReport, redact_session
 from scorer.prepare.render import RenderedEvent, render_events, render_header
 from scorer.prepare.signals import Signals, compute_signals
@@ -95,6 +96,9 @@ def prepare(
 ) -> Prepared:
     """Redact, render, compute signals and chunk one session (pure: reads no settings).
 
+    Our own commands' output (`/session-scorer:score` and its echo) is left out first,
+    with a one-line marker (`prepare.own_output`): the judge never reads a scorecard.
+
     Args:
         session: The session as its source loaded it (secrets and all).
         budget: Tokens per chunk (the CLI and jobs pass `SCORER_CHUNK_BUDGET`).
@@ -102,7 +106,7 @@ def prepare(
         safety_factor: Token-estimate multiplier (`SCORER_TOKEN_SAFETY`).
     """
     counter = TokenCounter(safety_factor)
-    clean, report = redact_session(session)
+    clean, report = redact_session(leave_out_own_output(session))
     signals = compute_signals(clean)
     header = render_header(clean) + "\n\n" + signals_block(signals)
     events = render_events(clean)

@@ -60,7 +60,10 @@ _RUN_COLUMNS = (
 )
 _SESSION_COLUMNS = ("started_at", "ended_at", "project", "branch", "agent_model")
 _JSON_COLUMNS = ("accomplishments", "failures", "unknown_refs", "meta")
-_IN_META = ("unscored_code", "answered_by", "effort", "refusals", "requirements")
+_IN_META = (
+    *("unscored_code", "answered_by", "effort", "backend", "refusals", "requirements"),
+    "goal_probability",
+)
 """Card fields without a column of their own: kept in `meta` under `_META_KEY`."""
 _META_KEY = "_card"
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests")

@@ -145,7 +145,10 @@ def _on_assistant(record: dict[str, Any], out: TranscriptParse, names: dict[str,
         message, ledger=out.ledger, fallback_id=str(record.get("uuid")), timestamp=ts, names=names
     )
     out.skipped_thinking += skipped
+    plugin = record.get("attributionPlugin")
     for event in events:
+        if isinstance(plugin, str):  # a turn a plugin's command prompted (Claude Code 2.1+)
+            event.meta["plugin"] = plugin
         if event.kind == EventKind.TOOL_CALL and event.tool_use_id:
             out.tool_inputs[event.tool_use_id] = event.tool_input or {}
     out.events.extend(events)

@@ -35,7 +35,7 @@ class HookPolicy:
     daily_cost_cap: float = 5.0
     projects: tuple[str, ...] = ()
     ignore_projects: tuple[str, ...] = ()
-    judge: Literal["auto", "llm", "heuristic"] = "auto"
+    judge: Literal["auto", "llm", "claude-code", "heuristic"] = "auto"
     push: bool = True
 
     @classmethod

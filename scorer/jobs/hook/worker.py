@@ -1,7 +1,7 @@
 """The background job of `scorer hook`: score one ended session once, within the policy.
 
-    locate the transcript → (Stop: wait out the debounce) → fingerprint → claim in the
-    ledger → load → big enough? → LLM cost within today's cap? → judge → publish to the
+    locate the transcript → (Stop: wait out the debounce) → load → fingerprint its work →
+    claim in the ledger → big enough? → LLM cost within today's cap? → judge → publish to the
     store (+ Langfuse) → close the claim (and go again if a newer transcript came in)
 
 Everything here reports through the `scorer.hook` logger and returns an `Outcome`; it
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from scorer.errors import EmptySessionError, ScorerError, SourceError
+from scorer.errors import CredentialsError, EmptySessionError, ScorerError, SourceError
 from scorer.jobs.hook.ledger import HookLedger, State
 from scorer.jobs.hook.policy import HookPolicy, count_tool_calls
 from scorer.jobs.hook.request import HookRequest
@@ -48,13 +48,18 @@ class HookEnv:
     model: str
     effort: str | None = None
     fallback_model: str | None = None
+    claude_found: bool = False
+    """`claude` (or `SCORER_CLAUDE_BIN`) is there: the LLM judge can run on its login."""
 
     @classmethod
     def from_settings(cls, s: Settings) -> HookEnv:
+        from scorer.judge.claude_code import find_claude
+
         return cls(
             store_path=s.store_path,
             projects_root=s.claude_projects,
             anthropic_configured=s.anthropic_configured,
+            claude_found=find_claude(s.claude_bin) is not None,
             langfuse_configured=s.langfuse_configured,
             model=s.model,
             effort=s.effort,
@@ -116,11 +121,17 @@ def locate(request: HookRequest, projects_root: Path) -> Path:
     return find_session(request.session_id, projects_root)
 
 
-def judge_kind(policy: HookPolicy, env: HookEnv) -> Literal["llm", "heuristic"]:
-    """`SCORER_HOOK_JUDGE`, with `auto` meaning the LLM when a key is set."""
-    if policy.judge == "auto":
-        return "llm" if env.anthropic_configured else "heuristic"
-    return policy.judge
+Route = Literal["llm", "claude-code", "heuristic"]
+
+
+def judge_route(policy: HookPolicy, env: HookEnv) -> Route:
+    """`SCORER_HOOK_JUDGE`; `auto` is the API judge when a key is set, else the same judge
+    through the user's Claude Code login when `claude` is found, else the heuristic."""
+    if policy.judge != "auto":
+        return policy.judge
+    if env.anthropic_configured:
+        return "llm"
+    return "claude-code" if env.claude_found else "heuristic"
 
 
 class HookJob:
@@ -148,7 +159,8 @@ class HookJob:
     ) -> None:
         self.request, self.policy, self.env = request, policy, env
         self.enforce, self.rescore, self.sleep = enforce, rescore, sleep
-        self.kind = judge_kind(policy, env)
+        self.route: Route = judge_route(policy, env)
+        self.kind: Literal["llm", "heuristic"] = "heuristic" if self.route == "heuristic" else "llm"
         self.model = env.model if self.kind == "llm" else None
 
     def run(self) -> Outcome:
@@ -203,8 +215,22 @@ class HookJob:
     def _claim_and_score(
         self, ledger: HookLedger, session_id: str, path: Path, session: Session | None
     ) -> tuple[Outcome, bool]:
-        """Claim, score, close the claim. True second: score again (the transcript grew)."""
-        identity, fp = self.identity, fingerprint(path)
+        """Claim, score, close the claim. True second: score again (the transcript grew).
+
+        What was judged is the session's work (`work_fingerprint`), not the file's bytes:
+        Claude Code's bookkeeping and our own `/score` output never make it judged again.
+        A transcript that cannot be read is claimed under its bytes' hash, so it is not
+        retried until the file changes.
+        """
+        from scorer.prepare.own_output import work_fingerprint
+
+        identity = self.identity
+        unreadable: ScorerError | None = None
+        try:
+            session = session or self._load(path, session_id)
+            fp = work_fingerprint(session)
+        except (SourceError, EmptySessionError) as exc:
+            unreadable, fp = exc, "bytes:" + fingerprint(path)
         claim = ledger.claim(
             session_id, identity, fp, trigger=self.request.event, transcript=str(path),
             force=self.rescore, explicit=not self.enforce,
@@ -220,6 +246,8 @@ class HookJob:
             )
 
         try:
+            if unreadable is not None:
+                raise unreadable
             outcome = self._score(ledger, identity, session_id, path, session)
         except EmptySessionError as exc:  # opened and closed without a prompt: nothing to do
             close("skipped", str(exc))
@@ -304,10 +332,16 @@ class HookJob:
         from scorer.sinks.store import ScoreStore
 
         judge = judge_from_settings(
-            self.kind, run_settings(), model=self.model, effort=self.env.effort,
+            self.route, run_settings(), model=self.model, effort=self.env.effort,
             fallback_model=self.env.fallback_model,
         )  # fmt: skip
-        card = judge_session(prepared, judge).card  # the daily cap is the ledger's, above
+        try:
+            card = judge_session(prepared, judge).card  # the daily cap is the ledger's, above
+        except CredentialsError as exc:
+            if self.route != "claude-code" or self.policy.judge == "claude-code":
+                raise
+            log.warning("%s: %s; scored by the heuristic judge instead", self.request.label(), exc)
+            card = judge_session(prepared, judge_from_settings("heuristic", run_settings())).card
         assert card is not None
         card.meta["trigger"] = self.request.event
         with ScoreStore(self.env.store_path) as store:
