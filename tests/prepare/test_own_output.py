@@ -92,9 +92,16 @@ def test_a_new_prompt_turn_or_tool_call_changes_it():
 
 
 def line(kind: str, uuid: str, parent: str | None, **fields) -> str:
-    base = {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "sid-1",
-            "timestamp": f"2026-11-28T09:0{len(uuid)}:00.000Z", "cwd": "/tmp/p",
-            "version": "2.1.197", "isSidechain": False}  # fmt: skip
+    base = {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "sid-1",
+        "timestamp": f"2026-11-28T09:0{len(uuid)}:00.000Z",
+        "cwd": "/tmp/p",
+        "version": "2.1.197",
+        "isSidechain": False,
+    }
     return json.dumps({**base, **fields})
 
 
@@ -103,9 +110,14 @@ def user(uuid: str, parent: str | None, content, **fields) -> str:
 
 
 def assistant(uuid: str, parent: str, content: list, **fields) -> str:
-    message = {"id": f"msg_{uuid}", "role": "assistant", "model": "claude-opus-4-8",
-               "content": content, "stop_reason": "end_turn", "usage": {"input_tokens": 1,
-               "output_tokens": 1}}  # fmt: skip
+    message = {
+        "id": f"msg_{uuid}",
+        "role": "assistant",
+        "model": "claude-opus-4-8",
+        "content": content,
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
     return line("assistant", uuid, parent, message=message, **fields)
 
 
@@ -117,19 +129,32 @@ def transcript(tmp_path: Path, *lines: str) -> Path:
 
 WORK_LINES = [
     user("a", None, "fix the parser"),
-    assistant("b", "a", [{"type": "tool_use", "id": "t1", "name": "Bash",
-                         "input": {"command": "pytest -q"}}]),  # fmt: skip
+    assistant(
+        "b",
+        "a",
+        [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest -q"}}],
+    ),
     user("c", "b", [{"type": "tool_result", "tool_use_id": "t1", "content": "3 passed"}]),
     assistant("d", "c", [{"type": "text", "text": "Fixed; the tests pass."}]),
 ]
 SCORE_LINES = [
     line("queue-operation", "q", None, operation="enqueue", content="/session-scorer:score"),
-    user("e", "d", "<command-message>session-scorer:score</command-message>\n"
-         "<command-name>/session-scorer:score</command-name>"),  # fmt: skip
-    user("f", "e", [{"type": "text", "text": f"## session-scorer's scorecard\n{CARD}"}],
-         isMeta=True),  # fmt: skip
-    assistant("g", "f", [{"type": "text", "text": f"The scorecard: {CARD}"}],
-              attributionSkill="session-scorer:score", attributionPlugin="session-scorer"),  # fmt: skip
+    user(
+        "e",
+        "d",
+        "<command-message>session-scorer:score</command-message>\n"
+        "<command-name>/session-scorer:score</command-name>",
+    ),
+    user(
+        "f", "e", [{"type": "text", "text": f"## session-scorer's scorecard\n{CARD}"}], isMeta=True
+    ),
+    assistant(
+        "g",
+        "f",
+        [{"type": "text", "text": f"The scorecard: {CARD}"}],
+        attributionSkill="session-scorer:score",
+        attributionPlugin="session-scorer",
+    ),
 ]
 
 
