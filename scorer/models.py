@@ -235,6 +235,9 @@ class RequirementCheck(BaseModel):
     core: bool = True
     """A deliverable the task exists for, not a constraint or a detail."""
     evidence: list[EvidenceRef] = Field(default_factory=list)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The judge's probability that a strict check of this requirement passes (prompt
+    2026-11-28.1 on; None on older cards)."""
 
 
 def checklist_line(checks: list[RequirementCheck], limit: int = 400) -> str:

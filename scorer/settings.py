@@ -158,6 +158,8 @@ class Settings(BaseSettings):
     )
     """How long after a batch intent a resumed run looks for the batch it may have created
     before submitting its requests again (see `jobs.batch_intents`)."""
+    second_opinions: bool = Field(default=True, validation_alias="SCORER_SECOND_OPINIONS")
+    """Ask the LLM judge twice more when its first verdict's goal probability is uncertain."""
     claude_bin: str | None = Field(default=None, validation_alias="SCORER_CLAUDE_BIN")
     """The `claude` executable the `claude-code` judge runs (default: `claude` on PATH)."""
     claude_timeout: float = Field(

@@ -122,6 +122,16 @@ def model_option(param: typer.CallbackParam, value: str | None) -> str | None:
     return value
 
 
+SecondOpinionsOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--second-opinions/--no-second-opinions",
+        help="Ask the LLM judge twice more when its goal verdict is uncertain (default: "
+        "SCORER_SECOND_OPINIONS, on).",
+    ),
+]
+
+
 FallbackOption = Annotated[
     str | None,
     typer.Option(

@@ -24,6 +24,7 @@ from scorer.cli._common import (
     EXIT_PARTIAL,
     EffortOption,
     FallbackOption,
+    SecondOpinionsOption,
     effort_value,
     err,
     handle_errors,
@@ -254,6 +255,7 @@ def backfill_command(
     ] = None,
     effort: EffortOption = None,
     fallback_model: FallbackOption = None,
+    second_opinions: SecondOpinionsOption = None,
     projects_root: Annotated[
         Path | None,
         typer.Option(help="Claude Code projects root."),
@@ -330,6 +332,7 @@ def backfill_command(
         model=model,
         effort=effort_value(effort),
         fallback_model=fallback_model,
+        second_opinions=second_opinions,
         projects_root=projects_root,
         shard=shard_range,
         batch_api=batch_api,

@@ -20,6 +20,7 @@ from scorer.cli._common import (
     EffortOption,
     FallbackOption,
     PushTarget,
+    SecondOpinionsOption,
     effort_value,
     err,
     fail,
@@ -209,6 +210,7 @@ def score_session_command(
     ] = None,
     effort: EffortOption = None,
     fallback_model: FallbackOption = None,
+    second_opinions: SecondOpinionsOption = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show summary, signals, chunk plan.")
     ] = False,
@@ -312,6 +314,7 @@ def score_session_command(
                 sinks=sinks,
                 effort=effort_value(effort),
                 fallback_model=fallback_model,
+                second_opinions=second_opinions,
                 on_stage=on_stage,
             )
     session = prepared.session

@@ -167,8 +167,9 @@ def _llm_services(
     from scorer.judge.token_counts import TokenCountCache
 
     config = JudgeConfig.from_settings(
-        settings, model=opts.model, effort=opts.effort, fallback_model=opts.fallback_model
-    )
+        settings, model=opts.model, effort=opts.effort, fallback_model=opts.fallback_model,
+        second_opinions=opts.second_opinions,
+    )  # fmt: skip
     counts = TokenCountCache(settings.token_counts_path)
 
     def build() -> AnthropicJudge:

@@ -431,7 +431,8 @@ class BatchRun:
             cost_usd=cost,
             calls=p.direct,
         )
-        return card.model_copy(update={"backend": "batch"})
+        card = card.model_copy(update={"backend": "batch"})
+        return self.judge.settle_goal(p.prepared, card)  # second opinions go direct
 
     def _write(self, p: Pending, card: Scorecard) -> SessionResult:
         """The judging step's settle and finish, then like the direct path: unscored →

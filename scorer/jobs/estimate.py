@@ -35,6 +35,9 @@ class Estimate:
     """`count_tokens` (Claude's tokenizer) or `cl100k x 1.30` (the calibrated factor)."""
     output_basis: str = ""
     """Answer plus thinking tokens assumed per call, and the effort."""
+    second_opinions: float = 0.0
+    """Expected second-opinion calls (the dev share of uncertain verdicts × 2), included in
+    `cost_usd` and the token counts (not in `requests`, which counts calls surely made)."""
 
 
 def estimate_prepared(
@@ -85,7 +88,39 @@ def estimate_prepared(
     )
     usage = JudgeUsage(input_tokens=est.input_tokens, output_tokens=est.output_tokens)
     est.cost_usd = judge.pricing.cost_usd(usage, judge.model, batch=batch)
+    _add_second_opinions(est, judge, scoring_input=_scoring_input(judge, prepared, est))
     return est
+
+
+def _scoring_input(judge: AnthropicJudge, prepared: Prepared, est: Estimate) -> int:
+    """Input tokens of the scoring call (a chunked session's final call): what a second
+    opinion sends again."""
+    if len(prepared.chunks) == 1:
+        return est.input_tokens
+    final = judge.final_request(prepared.header, [], prepared.chunks[-1])
+    text = judge.system_text + "".join(m["content"] for m in final["messages"])
+    return judge.counter.count(text) + _final_extra(prepared)
+
+
+def _add_second_opinions(est: Estimate, judge: AnthropicJudge, *, scoring_input: int) -> None:
+    """The expected cost of second opinions: the dev share of uncertain verdicts, times two
+    scoring calls sent directly (full price) over one cached prefix (one write, one read)."""
+    from scorer.judge.catalog import expected_output
+    from scorer.models import JudgeUsage
+
+    models = judge.config.goal_models
+    if models is None or not judge.config.second_opinions or not models.llm.in_band_share:
+        return
+    share = models.llm.in_band_share
+    est.second_opinions = 2 * share
+    one = JudgeUsage(
+        cache_write_tokens=scoring_input,
+        cache_read_tokens=scoring_input,
+        output_tokens=2 * expected_output("score", judge.effort),
+    )
+    est.cost_usd += share * judge.pricing.cost_usd(one, judge.model)
+    est.output_tokens += round(share * one.output_tokens)
+    est.input_tokens += round(share * scoring_input)  # the cache write; reads are not charged
 
 
 class Estimator:

@@ -61,7 +61,8 @@ def dry_run_forecast(
 
     s = get_settings()
     system, max_tokens = judge_shape(model, opts.effort or s.effort)
-    requests = sum(r.requests for r in results if r.outcome == "estimated")
+    estimated = [r for r in results if r.outcome == "estimated"]
+    requests = sum(r.requests for r in estimated) + round(sum(r.second_opinions for r in estimated))
     tokens_in, tokens_out = summary.estimated_input_tokens, summary.estimated_output_tokens
     cached = system * max(requests - 1, 0)  # a warm prompt cache reads the system prompt
     usage = JudgeUsage(input_tokens=tokens_in, output_tokens=tokens_out)

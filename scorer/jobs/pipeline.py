@@ -293,4 +293,5 @@ def estimate_one(ctx: Context, ref: SessionRef) -> SessionResult:
         output_tokens=est.output_tokens,
         cost_usd=est.cost_usd,
         requests=est.requests,
+        second_opinions=est.second_opinions,
     )

@@ -76,6 +76,8 @@ class BackfillOptions(BaseModel):
     """The LLM judge's `output_config.effort` (None: `SCORER_EFFORT`)."""
     fallback_model: str | None = None
     """Where the LLM judge retries a refusal (None: `SCORER_FALLBACK_MODEL`)."""
+    second_opinions: bool | None = None
+    """Ask again when a goal verdict is uncertain (None: `SCORER_SECOND_OPINIONS`)."""
     projects_root: Path | None = None
     shard: tuple[int, int] | None = None
     batch_api: bool = False
@@ -137,6 +139,8 @@ class SessionResult(BaseModel):
     recommendation: str | None = None
     requests: int = 0
     """Judge calls a dry run expects for the session (its estimate)."""
+    second_opinions: float = 0.0
+    """Second-opinion calls a dry run expects for the session (a share of two)."""
     title: str | None = None
     """The session's title, from its stored card (None when it never got one)."""
     goal: str | None = None

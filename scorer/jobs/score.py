@@ -88,6 +88,7 @@ def judge_from_settings(
     fallback_model: str | None = None,
     client: anthropic.Anthropic | None = None,
     prefer_claude_code: bool = False,
+    second_opinions: bool | None = None,
 ) -> Judge:
     """The judge a command asked for: its options over the settings, with a client.
 
@@ -98,10 +99,11 @@ def judge_from_settings(
     """
     route = choose_judge(choice, settings, prefer_claude_code=prefer_claude_code)
     if route == "heuristic":
-        return make_judge("heuristic")
+        return make_judge("heuristic", JudgeConfig.from_settings(settings))
     config = JudgeConfig.from_settings(
-        settings, model=model, effort=effort, fallback_model=fallback_model
-    )
+        settings, model=model, effort=effort, fallback_model=fallback_model,
+        second_opinions=second_opinions,
+    )  # fmt: skip
     if route == "claude-code":
         return claude_code_judge(config, settings)
     if client is None:
@@ -165,6 +167,7 @@ def score_session(
     model: str | None = None,
     effort: str | None = None,
     fallback_model: str | None = None,
+    second_opinions: bool | None = None,
     task: str | None = None,
     budget: int | None = None,
     overlap: int | None = None,
@@ -188,6 +191,8 @@ def score_session(
         effort: The LLM judge's `output_config.effort` (default `SCORER_EFFORT`, medium).
         fallback_model: Where a refused request is retried (default
             `SCORER_FALLBACK_MODEL`, claude-sonnet-4-6; "" for none).
+        second_opinions: Ask the LLM judge twice more when its first verdict's goal
+            probability is uncertain (default `SCORER_SECOND_OPINIONS`, on).
         task: The task statement, used when the session has none.
         budget: Chunk token budget (default `SCORER_CHUNK_BUDGET`).
         overlap: Events repeated between chunks (default `SCORER_CHUNK_OVERLAP`).
@@ -221,7 +226,7 @@ def score_session(
         if isinstance(judge, str):  # after the load: a bad file is reported first
             judge = judge_from_settings(
                 judge, settings, model=model, effort=effort, fallback_model=fallback_model,
-                client=client,
+                client=client, second_opinions=second_opinions,
             )  # fmt: skip
         _check_stores(sinks, settings)  # before a paid call, not after it
         report_stage("judge")

@@ -187,7 +187,7 @@ class AnthropicJudge(RequestFit):
             CredentialsError: The key is missing or rejected.
             JudgeError: The API failed after retries or rejected the request.
         """
-        spent = JudgeUsage()
+        spent, card = JudgeUsage(), None
         for attempt in range(RECHUNK_ATTEMPTS + 1):
             try:
                 card = self._judge_prepared(prepared)
@@ -207,12 +207,20 @@ class AnthropicJudge(RequestFit):
                 exc.spent = spent.add(exc.spent or JudgeUsage())
                 exc.spent_usd = self.pricing.cost_usd(exc.spent, self.model)
                 raise
-        if not spent.requests:
-            return card
-        usage = card.usage.add(spent)
-        return card.model_copy(
-            update={"usage": usage, "cost_usd": self.pricing.cost_usd(usage, self.model)}
-        )
+        assert card is not None  # each attempt judges, re-chunks, returns or raises
+        if spent.requests:
+            usage = card.usage.add(spent)
+            card = card.model_copy(
+                update={"usage": usage, "cost_usd": self.pricing.cost_usd(usage, self.model)}
+            )
+        return self.settle_goal(prepared, card)
+
+    def settle_goal(self, prepared: Prepared, card: Scorecard) -> Scorecard:
+        """The card's goal probability, with second opinions when it is unsure
+        (`judge.second`; Message Batches call this on their cards too)."""
+        from scorer.judge.second import settle_goal
+
+        return settle_goal(self, prepared, card)
 
     def _judge_prepared(self, prepared: Prepared) -> Scorecard:
         session = prepared.session

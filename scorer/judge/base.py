@@ -133,6 +133,10 @@ class BatchJudge(Judge, Protocol):
         """The typed error an API failure after retries turns into."""
         ...
 
+    def settle_goal(self, prepared: Prepared, card: Scorecard) -> Scorecard:
+        """The card's goal probability, after second opinions (sent directly) if unsure."""
+        ...
+
 
 def make_judge(
     kind: JudgeKind,
@@ -152,7 +156,9 @@ def make_judge(
     if kind == "heuristic":
         from scorer.judge.heuristic import HeuristicJudge
 
-        return HeuristicJudge(rubric=config.rubric if config is not None else None)
+        if config is None:
+            return HeuristicJudge()
+        return HeuristicJudge(rubric=config.rubric, goal_models=config.goal_models)
     from scorer.judge.anthropic import AnthropicJudge
 
     return AnthropicJudge(client, config)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from scorer.errors import ConfigError
 from scorer.judge.catalog import EFFORTS
 from scorer.judge.cost import Pricing, load_pricing
+from scorer.judge.probability import GoalModels, shipped_goal_models
 from scorer.judge.prompts import PromptSet, default_prompts
 from scorer.judge.rubric import Rubric, default_rubric
 from scorer.settings import (
@@ -48,6 +49,11 @@ class JudgeConfig:
     estimate_factor: float = DEFAULT_ESTIMATE_FACTOR
     """Claude tokens per cl100k token, for estimates made without `count_tokens`."""
     pricing: Pricing = field(default_factory=Pricing)
+    goal_models: GoalModels | None = field(default_factory=shipped_goal_models)
+    """The goal-probability models (`score_configs/goal_probability.json`); None: no
+    probability (a checkout without the fitted file)."""
+    second_opinions: bool = True
+    """Ask again (twice) when a first verdict's probability is in the uncertain band."""
 
     def __post_init__(self) -> None:
         if self.effort not in EFFORTS:
@@ -65,6 +71,7 @@ class JudgeConfig:
         model: str | None = None,
         effort: str | None = None,
         fallback_model: str | None = None,
+        second_opinions: bool | None = None,
     ) -> JudgeConfig:
         """This config with the command's options applied (None keeps the value)."""
         return replace(
@@ -72,6 +79,7 @@ class JudgeConfig:
             model=model or self.model,
             effort=effort or self.effort,
             fallback_model=self.fallback_model if fallback_model is None else fallback_model,
+            second_opinions=self.second_opinions if second_opinions is None else second_opinions,
         )
 
     @classmethod
@@ -83,6 +91,7 @@ class JudgeConfig:
         effort: str | None = None,
         fallback_model: str | None = None,
         rubric: Rubric | None = None,
+        second_opinions: bool | None = None,
     ) -> JudgeConfig:
         """The config of a run: the command's options over the `SCORER_*` settings."""
         base = cls(
@@ -94,5 +103,9 @@ class JudgeConfig:
             max_prompt_tokens=settings.max_prompt_tokens,
             estimate_factor=settings.estimate_factor,
             pricing=load_pricing(settings.prices_file),
+            second_opinions=settings.second_opinions,
         )
-        return base.with_options(model=model, effort=effort, fallback_model=fallback_model)
+        return base.with_options(
+            model=model, effort=effort, fallback_model=fallback_model,
+            second_opinions=second_opinions,
+        )  # fmt: skip

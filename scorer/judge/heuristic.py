@@ -41,6 +41,12 @@ from datetime import UTC, datetime
 from scorer._text import plural
 from scorer._version import package_version
 from scorer.judge.heuristic_goal import goal as goal_of
+from scorer.judge.probability import (
+    GoalModels,
+    apply_probability,
+    features,
+    shipped_goal_models,
+)
 from scorer.judge.rubric import OVERALL, Rubric, default_rubric
 from scorer.models import (
     DimensionScore,
@@ -154,11 +160,21 @@ class HeuristicJudge:
     model: str | None = None
     prompt_version = HEURISTIC_VERSION
 
-    def __init__(self, rubric: Rubric | None = None) -> None:
+    def __init__(self, rubric: Rubric | None = None, goal_models: GoalModels | None = None) -> None:
         self.rubric = rubric or default_rubric()
+        self.goal_models = goal_models if goal_models is not None else shipped_goal_models()
 
     def judge(self, prepared: Prepared) -> Scorecard:
-        """Score a prepared session from its signals (the `Judge` protocol)."""
+        """Score a prepared session from its signals (the `Judge` protocol), with the goal
+        probability of the fitted heuristic model (`judge.probability`)."""
+        card = self._card(prepared)
+        models = self.goal_models
+        if models is None:
+            return card
+        p = models.heuristic.model.predict(features(card, prepared.signals))
+        return apply_probability(card, p, models.heuristic, self.rubric, version=models.version)
+
+    def _card(self, prepared: Prepared) -> Scorecard:
         session, signals, chunks = prepared.session, prepared.signals, prepared.chunks
         facts = _Facts(session, signals)
         goal = goal_of(signals, facts)

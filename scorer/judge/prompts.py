@@ -38,6 +38,7 @@ PROMPT_FILES = (
     "final.md",
     "final_material_single.md",
     "final_material_chunked.md",
+    "second_opinion.md",
 )
 _FRONT = re.compile(r"\A---\n(?P<meta>.*?)\n---\n", re.S)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -284,6 +285,27 @@ def final_scoring_messages(
         transcript=data[2],
     )
     return _fenced(prompts.render("final.md", material=material), *data)
+
+
+def second_opinion_messages(
+    prompts: PromptSet, messages: list[dict[str, Any]], *, adversarial: bool
+) -> list[dict[str, Any]]:
+    """A scoring request's messages asked again, for a second opinion.
+
+    The text up to the end of the material becomes one block marked for the prompt cache,
+    so the second opinions read the same cached prefix; the instructions after it are a
+    second block, and the adversarial one adds `second_opinion.md` (make the strongest
+    case that the task is not done) after them.
+    """
+    text = messages[0]["content"]
+    end = text.index(">", text.rindex("</transcript")) + 1  # the material's closing tag
+    blocks = [
+        {"type": "text", "text": text[:end], "cache_control": CACHE_CONTROL},
+        {"type": "text", "text": text[end:]},
+    ]
+    if adversarial:
+        blocks.append({"type": "text", "text": "\n" + prompts.render("second_opinion.md")})
+    return [{"role": "user", "content": blocks}, *messages[1:]]
 
 
 def repair_messages(

@@ -110,6 +110,7 @@ def build_checklist(reply: ScoringReplyBase, known: set[int]) -> list[Requiremen
             requirement=r.requirement,
             status=r.status,
             core=r.core,
+            confidence=r.confidence / 100,
             evidence=[
                 EvidenceRef(event=e.event, quote=e.quote, valid=e.event in known)
                 for e in r.evidence
@@ -147,10 +148,16 @@ def build_scores(
             rationale=dim.rationale,
             evidence=refs,
         )
+    return with_overall(scores, rubric), sorted(unknown)
+
+
+def with_overall(scores: dict[str, DimensionScore], rubric: Rubric) -> dict[str, DimensionScore]:
+    """The six dimension scores plus the overall computed from them, in rubric order."""
+    scores = {n: s for n, s in scores.items() if n != OVERALL}
     normalized = {n: s.normalized for n, s in scores.items()}
     overall = rubric.overall(normalized)
     formula = " + ".join(f"{d.weight:g}×{normalized[d.name]:.3f}" for d in rubric.dimensions)
     scores[OVERALL] = DimensionScore(
         name=OVERALL, value=overall, normalized=overall, rationale=f"computed: {formula}"
     )
-    return rubric.ordered(scores), sorted(unknown)
+    return rubric.ordered(scores)

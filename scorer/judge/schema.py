@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from scorer.judge.rubric import Rubric, ScoreConfig
 from scorer.judge.sdk import transform_schema
@@ -57,6 +57,18 @@ class RequirementReply(BaseModel):
         "broken, incomplete, substituted or faked, or given up; not_attempted: nothing in "
         "the session addresses it."
     )
+    confidence: int = Field(
+        description="Your probability, 0 to 100, that a strict automated check of exactly "
+        "this requirement, run on what the agent left behind, would pass."
+    )
+
+    @field_validator("confidence")
+    @classmethod
+    def _percent(cls, value: int) -> int:
+        # Checked here, not as schema bounds, which structured outputs do not enforce.
+        if not 0 <= value <= 100:
+            raise ValueError(f"confidence must be 0 to 100, got {value}")
+        return value
 
 
 class ChunkNotes(BaseModel):

@@ -245,6 +245,10 @@ def rate_limited(refused: Refused) -> httpx2.Response:
     return error_response(429, headers=refused.headers, message=refused.message)
 
 
+CONFIDENCE = {"met": 90, "likely_met": 65, "unmet": 10, "not_attempted": 3}
+"""The confidence a fake reply gives a requirement of each status."""
+
+
 def valid_scoring_payload(
     rubric: Rubric | None = None,
     *,
@@ -270,6 +274,7 @@ def valid_scoring_payload(
                 if status == "met"
                 else [],
                 "status": status,
+                "confidence": CONFIDENCE[status],
             }
             for text, status in checks
         ],

@@ -72,6 +72,7 @@ def test_checklist_survives_the_store_and_reaches_json(clean_env):
         "status": "not_attempted",
         "core": True,
         "evidence": [],
+        "confidence": 0.03,
     }
 
 

@@ -16,7 +16,7 @@ from scorer.resources import data_dir
 
 def test_prompt_version_and_hash_come_from_the_files(tmp_path):
     bundled = P.load_prompts()
-    assert bundled.version == "2026-11-25.1"
+    assert bundled.version == "2026-11-28.1"
     assert len(bundled.hash) == 16 and int(bundled.hash, 16) >= 0
     copy = tmp_path / "prompts"
     shutil.copytree(data_dir("prompts"), copy)
@@ -93,9 +93,10 @@ def test_requirement_checklist_comes_first_and_is_closed():
     schema = output_config(scoring_model(default_rubric()))["format"]["schema"]
     assert next(iter(schema["properties"])) == "requirements"
     check = schema["$defs"]["RequirementReply"]
-    assert list(check["properties"]) == ["requirement", "core", "evidence", "status"]
+    assert list(check["properties"]) == ["requirement", "core", "evidence", "status", "confidence"]
     statuses = ["met", "likely_met", "unmet", "not_attempted"]
     assert check["properties"]["status"]["enum"] == statuses
+    assert check["properties"]["confidence"]["type"] == "integer"  # a probability in percent
     assert check["additionalProperties"] is False
     system = P.system_blocks(P.default_prompts(), default_rubric())[0]["text"]
     # "not shown" is not "not done": only shown-wrong or missing work makes a goal partial
