@@ -173,7 +173,8 @@ def heuristic_features(card: Scorecard) -> dict[str, float]:
     """What the heuristic judge's goal rule decided, and how sure that rule is."""
     goal = card.scores.get("goal_achievement")
     confidence = float(card.meta.get("goal_confidence") or 0.5)
-    label = _HEURISTIC_GOAL.get(goal.label or "", 1.0) if goal else 1.0
+    rules_said = card.meta.get("judge_goal") or (goal.label if goal else None)
+    label = _HEURISTIC_GOAL.get(str(rules_said), 1.0)
     signed = confidence if label == 2.0 else 1 - confidence if label == 0.0 else 0.5
     return {"h_goal": label, "h_signed_conf": signed}
 
