@@ -159,7 +159,9 @@ class Settings(BaseSettings):
     """How long after a batch intent a resumed run looks for the batch it may have created
     before submitting its requests again (see `jobs.batch_intents`)."""
     terminal_bench: Path | None = Field(default=None, validation_alias="SCORER_TERMINAL_BENCH")
-    """The terminal-bench sessions used by `score-calibrate` (default: ../shared/data)."""
+    """The Terminal-Bench runs `score-calibrate` and the validity harness use: one
+    backend's folder, or the folder holding several (default:
+    ../shared/data/terminal-bench, every backend)."""
     notebook_home: Path | None = Field(default=None, validation_alias="SCORER_NOTEBOOK_HOME")
     """`SCORER_HOME` for the calibration notebook (default: a fresh temp dir)."""
 

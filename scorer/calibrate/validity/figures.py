@@ -8,6 +8,9 @@ Outcome classes: failed < partial < complete. A judge's `exceeded` counts as `co
   (`N_BOOT` resamples, seed 0); a resample missing one class is skipped.
 - 3-class exact agreement: the share of runs whose class the judge named. Interval:
   Wilson score interval (a proportion of independent runs).
+- the goal probability against resolved-vs-not: AUROC (and the goal class's AUROC, the
+  baseline), Brier score, ECE over 10 bins and the reliability bins
+  (`scorer.calibrate.probability`; AUROC intervals: the same percentile bootstrap).
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn import metrics as skm
 
+from scorer.calibrate.probability import ProbabilityFigures, probability_figures
 from scorer.calibrate.validity.runs import OUTCOMES
 
 N_BOOT = 2_000
 Z95 = 1.959963984540054
+CLASS_ORDER = {"failed": 0, "partial": 1, "complete": 2, "exceeded": 3}
+"""The goal classes on their ordered scale (the class AUROC ranks runs by it)."""
 
 
 def three_class(label: str) -> str:
@@ -93,10 +99,19 @@ class Agreement:
     """Rows: the outcome (failed, partial, complete); columns: the judge's class."""
     recall: dict[str, Estimate] = field(default_factory=dict)
     """Per outcome class: the share of its runs the judge put there (Wilson)."""
+    probability: ProbabilityFigures | None = None
+    """The goal probability's and the class's AUROC, Brier score, ECE, reliability bins."""
 
 
-def agreement(truth: Sequence[str], labels: Sequence[str], *, n_boot: int = N_BOOT) -> Agreement:
-    """Resolved-vs-not balanced accuracy, 3-class exact agreement, confusion and recalls."""
+def agreement(
+    truth: Sequence[str],
+    labels: Sequence[str],
+    probabilities: Sequence[float | None] | None = None,
+    *,
+    n_boot: int = N_BOOT,
+) -> Agreement:
+    """Resolved-vs-not balanced accuracy, 3-class exact agreement, confusion, recalls,
+    and the probability figures (`probabilities` per run, None where a run has none)."""
     pred = [three_class(label) for label in labels]
     hits = sum(t == p for t, p in zip(truth, pred, strict=True))
     confusion = skm.confusion_matrix(truth, pred, labels=list(OUTCOMES)).tolist()
@@ -110,4 +125,10 @@ def agreement(truth: Sequence[str], labels: Sequence[str], *, n_boot: int = N_BO
         exact=wilson(hits, len(truth)),
         confusion=[list(map(int, row)) for row in confusion],
         recall=recall,
+        probability=probability_figures(
+            [t == "complete" for t in truth],
+            [CLASS_ORDER[label] for label in labels],
+            list(probabilities) if probabilities is not None else [None] * len(truth),
+            n_boot=n_boot,
+        ),
     )
