@@ -25,6 +25,7 @@ from rich.table import Table
 from scorer._fs import write_atomic
 from scorer._text import plural
 from scorer.calibrate.plots import _stem, group_name, make_plots
+from scorer.calibrate.probability import N_BOOT as AUROC_BOOT
 from scorer.calibrate.probability import ProbabilityFigures
 from scorer.calibrate.stats import CalibrationResult, DimensionAgreement, Pair
 from scorer.errors import ConfigError
@@ -252,10 +253,11 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def _intro(result: CalibrationResult) -> str:
+    auroc = f", AUROC {AUROC_BOOT:,}x" if result.n_boot and probability_rows(result) else ""
     return (
         f"Rubric {result.rubric_version} · {plural(result.n_labels, 'label')} · "
         f"{plural(result.n_scorecards, 'scorecard')} · "
-        f"{plural(result.unmatched_labels, 'label')} without a scorecard · bootstrap {result.n_boot}x (seed {result.seed}), 95% CI in brackets."
+        f"{plural(result.unmatched_labels, 'label')} without a scorecard · bootstrap {result.n_boot}x{auroc} (seed {result.seed}), 95% CI in brackets."
     )
 
 

@@ -176,6 +176,7 @@ def test_goal_probability_table_and_reliability_diagram(tmp_path):
     result = calibrate(cards, [label(f"s{i}", GOAL, t) for i, t in enumerate(TRUTH)], n_boot=20)
     path = write_report(result, tmp_path / "md")
     text = path.read_text()
+    assert "bootstrap 20x, AUROC 2,000x (seed 0)" in text
     table = text.split("## Goal: success probability vs resolved")[1].split("## Legend")[0]
     assert "| judge | n | with p | AUROC p | AUROC class | Brier | ECE |" in table
     assert "| heuristic/-@v1 | 8 | 0 | n/a | 0." in table and table.count("n/a") == 3

@@ -236,3 +236,21 @@ def test_packet_sizes_per_split_and_backend(folder):
     dev = sizes[("dev", "all backends")]
     assert dev.runs == 2 and dev.packets == 2 and dev.chunks == {1: 2}
     assert all(c > 1000 for c in dev.chars)
+
+
+def test_the_bootstrap_is_the_same_as_resampling_one_draw_at_a_time():
+    """The vectorized interval equals the per-resample loop it replaced (same draws)."""
+    import numpy as np
+
+    from scorer.calibrate.validity.figures import _resolved_bal_acc, resolved_balanced_accuracy
+
+    rng = np.random.default_rng(5)
+    truth = rng.choice(["failed", "partial", "complete"], 40)
+    pred = rng.choice(["failed", "partial", "complete"], 40)
+    loop, draws = np.random.default_rng(0), []
+    for _ in range(500):
+        idx = loop.integers(0, 40, 40)
+        draw = _resolved_bal_acc(truth[idx], pred[idx])
+        draws += [] if draw is None else [draw]
+    est = resolved_balanced_accuracy(list(truth), list(pred), n_boot=500)
+    assert (est.low, est.high) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
