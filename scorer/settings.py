@@ -171,7 +171,9 @@ class Settings(BaseSettings):
     )
     """Seconds one `claude -p` judge call may take before it is killed and retried."""
     terminal_bench: Path | None = Field(default=None, validation_alias="SCORER_TERMINAL_BENCH")
-    """The terminal-bench sessions used by `score-calibrate` (default: ../shared/data)."""
+    """The Terminal-Bench runs `score-calibrate` and the validity harness use: one
+    backend's folder, or the folder holding several (default:
+    ../shared/data/terminal-bench, every backend)."""
     notebook_home: Path | None = Field(default=None, validation_alias="SCORER_NOTEBOOK_HOME")
     """`SCORER_HOME` for the calibration notebook (default: a fresh temp dir)."""
 

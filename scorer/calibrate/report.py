@@ -4,27 +4,29 @@ table for the terminal.
 The HTML report is one self-contained file (Jinja2 template `templates/report.html.j2`):
 its PNG plots are embedded as base64 `data:` URIs, so it can be mailed or attached as
 is. The Markdown report links `plots/*.png` beside it. Both carry a legend of every
-statistic and name the task (with a link where one is known) of each disagreement.
+statistic and name the task (with a link where one is known) of each disagreement. For
+the goal, a second table gives the success probability's ranking and calibration
+(AUROC, Brier score, ECE; `scorer.calibrate.probability`) beside the class's AUROC, and
+its section shows the reliability diagram next to the confusion matrix.
 
-Plots are drawn on `matplotlib.figure.Figure` objects with the Agg canvas, never through
-pyplot: nothing global is switched, so a notebook's backend is left alone, and no
-display is needed. matplotlib is a main dependency; if it cannot be imported the report
+The plots are `scorer.calibrate.plots`'; if matplotlib cannot be imported the report
 still has every table and says why the plots are missing.
 """
 
 from __future__ import annotations
 
 import base64
-import io
-import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from rich.table import Table
 
 from scorer._fs import write_atomic
 from scorer._text import plural
+from scorer.calibrate.plots import _stem, group_name, make_plots
+from scorer.calibrate.probability import N_BOOT as AUROC_BOOT
+from scorer.calibrate.probability import ProbabilityFigures
 from scorer.calibrate.stats import CalibrationResult, DimensionAgreement, Pair
 from scorer.errors import ConfigError
 
@@ -67,8 +69,20 @@ LEGEND: list[tuple[str, str]] = [
      "always answers the majority label does not look good."),
     ("bal.acc res.", "Resolved-vs-not balanced accuracy (goal_achievement only): complete or "
      "exceeded against everything else, the question execution-verified outcomes answer."),
-    ("[low, high]", "95% confidence interval from a seeded bootstrap over sessions; wide "
-     "intervals mean too few labelled sessions to trust the point value."),
+    ("AUROC p", "goal_achievement only: AUROC of the cards' goal_probability against "
+     "resolved-vs-not, the chance a resolved session gets a higher probability than an "
+     "unresolved one (0.5 chance, 1 perfect). n/a when no card has a probability."),
+    ("AUROC class", "The same for the goal class (failed < partial < complete < exceeded): "
+     "the baseline the probability has to beat."),
+    ("Brier", "Mean squared error of goal_probability against resolved (1) or not (0); "
+     "0 is perfect, a constant 0.5 scores 0.25."),
+    ("ECE", "Expected calibration error over 10 equal-width probability bins: the "
+     "session-weighted mean |mean probability − share resolved| of each bin (0 perfect)."),
+    ("reliability", "The reliability diagram: per probability bin, the share that resolved "
+     "against the mean probability (on the diagonal = calibrated), with sessions per bin."),
+    ("[low, high]", "95% confidence interval from a seeded bootstrap over sessions (AUROC: "
+     "2,000 resamples); wide intervals mean too few labelled sessions to trust the point "
+     "value."),
     ("—", "Undefined: too few pairs, or one side is constant (see the notes under each "
      "dimension)."),
     ("human", "The consensus of the annotators: the low median of their labels."),
@@ -85,15 +99,6 @@ def format_stat(value: float | int | None, digits: int = 2) -> str:
     if isinstance(value, int):
         return str(value)
     return f"{value:+.{digits}f}" if value < 0 else f"{value:.{digits}f}"
-
-
-def group_name(a: DimensionAgreement | Pair) -> str:
-    """`judge/model@prompt_version`, the label of one judge group."""
-    return f"{a.judge}/{a.model or '-'}@{a.prompt_version}"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
 
 def _with_ci(a: DimensionAgreement, field: str) -> str:
@@ -117,97 +122,48 @@ def render_table(result: CalibrationResult) -> Table:
     return table
 
 
-# --- plots ---------------------------------------------------------------------------
+PROB_HEADERS = ["judge", "n", "with p", "AUROC p", "AUROC class", "Brier", "ECE"]
+"""Columns of the goal probability's table (`probability_rows`)."""
 
 
-def _figure_class() -> Any:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        return None
-    return Figure
+def _ci_text(value: float | None, ci: tuple[float, float] | None, missing: str = "—") -> str:
+    if value is None:
+        return missing
+    text = format_stat(value)
+    return text + (f" [{format_stat(ci[0])}, {format_stat(ci[1])}]" if ci else "")
 
 
-def _png(fig: Any) -> bytes:
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)  # a bare Figure renders with the Agg canvas
-    return buf.getvalue()
+def _prob_cells(f: ProbabilityFigures) -> list[str]:
+    """AUROC p, AUROC class, Brier, ECE: `n/a` where no card has a probability."""
+    na = "n/a" if f.n_probability == 0 else "—"
+    return [
+        _ci_text(f.auroc, f.auroc_ci, na),
+        _ci_text(f.auroc_class, f.auroc_class_ci),
+        _ci_text(f.brier, None, na),
+        _ci_text(f.ece, None, na),
+    ]
 
 
-def _plot_confusion(figure: Any, a: DimensionAgreement) -> bytes | None:
-    if not a.confusion:
-        return None
-    fig = figure(figsize=(3.6, 3.2))
-    ax = fig.subplots()
-    ax.imshow(a.confusion, cmap="Blues")
-    ticks = range(len(a.label_names))
-    ax.set_xticks(ticks, a.label_names, rotation=45, ha="right")
-    ax.set_yticks(ticks, a.label_names)
-    ax.set_xlabel("judge")
-    ax.set_ylabel("human")
-    ax.set_title(a.dimension, fontsize=9)
-    for r, row in enumerate(a.confusion):
-        for c, count in enumerate(row):
-            ax.text(c, r, str(count), ha="center", va="center", fontsize=8)
-    return _png(fig)
+def probability_rows(result: CalibrationResult) -> list[list[str]]:
+    """One row per judge group with a goal agreement: `PROB_HEADERS`' cells."""
+    return [
+        [group_name(a), str(f.n), str(f.n_probability), *_prob_cells(f)]
+        for a in result.agreements
+        if (f := a.probability) is not None
+    ]
 
 
-def _plot_distribution(figure: Any, a: DimensionAgreement) -> bytes:
-    fig = figure(figsize=(4.2, 2.8))
-    ax = fig.subplots()
-    if a.labels:
-        width = 0.4
-        xs = range(len(a.labels))
-        for offset, values, name in (
-            (-width / 2, a.judge_values, "judge"),
-            (width / 2, a.human_values, "human"),
-        ):
-            counts = [sum(abs(v - lab) < 0.5 for v in values) for lab in a.labels]
-            ax.bar([x + offset for x in xs], counts, width, label=name)
-        ax.set_xticks(list(xs), a.label_names)
-    else:
-        ax.hist([a.judge_values, a.human_values], bins=10, label=["judge", "human"])
-    ax.set_title(f"{a.dimension}: score distribution", fontsize=9)
-    ax.legend(fontsize=7)
-    return _png(fig)
-
-
-def _plot_bias(figure: Any, result: CalibrationResult) -> bytes | None:
-    rows = [(a, a.bias) for a in result.agreements if a.bias is not None]
+def render_probability_table(result: CalibrationResult) -> Table | None:
+    """The goal probability's ranking and calibration per judge group (None: no goal)."""
+    rows = probability_rows(result)
     if not rows:
         return None
-    fig = figure(figsize=(6, 0.4 * len(rows) + 1.2))
-    ax = fig.subplots()
-    names = [f"{group_name(a)} {a.dimension}" for a, _ in rows]
-    biases = [bias for _, bias in rows]
-    ax.barh(names, biases, color=["tab:red" if b > 0 else "tab:blue" for b in biases])
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_xlabel("mean bias (judge − human)")
-    ax.tick_params(axis="y", labelsize=7)
-    return _png(fig)
-
-
-def make_plots(result: CalibrationResult) -> dict[str, bytes] | None:
-    """PNG bytes keyed `bias`, `confusion:<stem>`, `dist:<stem>`; None without matplotlib."""
-    figure = _figure_class()
-    if figure is None:
-        return None
-    plots: dict[str, bytes] = {}
-    for a in result.agreements:
-        stem = _stem(a)
-        confusion = _plot_confusion(figure, a)
-        if confusion:
-            plots[f"confusion:{stem}"] = confusion
-        plots[f"dist:{stem}"] = _plot_distribution(figure, a)
-    bias = _plot_bias(figure, result)
-    if bias:
-        plots["bias"] = bias
-    return plots
-
-
-def _stem(a: DimensionAgreement) -> str:
-    return _slug(f"{group_name(a)}-{a.dimension}")
+    table = Table(title="goal_achievement: success probability vs resolved", show_lines=False)
+    for header in PROB_HEADERS:
+        table.add_column(header, justify="left" if header == "judge" else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 def _write_plot_files(plots: dict[str, bytes], plot_dir: Path) -> dict[str, str]:
@@ -297,10 +253,11 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def _intro(result: CalibrationResult) -> str:
+    auroc = f", AUROC {AUROC_BOOT:,}x" if result.n_boot and probability_rows(result) else ""
     return (
         f"Rubric {result.rubric_version} · {plural(result.n_labels, 'label')} · "
         f"{plural(result.n_scorecards, 'scorecard')} · "
-        f"{plural(result.unmatched_labels, 'label')} without a scorecard · bootstrap {result.n_boot}x (seed {result.seed}), 95% CI in brackets."
+        f"{plural(result.unmatched_labels, 'label')} without a scorecard · bootstrap {result.n_boot}x{auroc} (seed {result.seed}), 95% CI in brackets."
     )
 
 
@@ -316,7 +273,11 @@ _INTER_HEADERS = ["dimension", "annotators", "shared sessions", "α", "notes"]
 
 def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
     out = ["# Judge calibration", "", _intro(result), "", "## Summary", ""]
-    out += [_md_table(*_summary_rows(result)), "", "## Legend", ""]
+    out += [_md_table(*_summary_rows(result)), ""]
+    if probability_rows(result):
+        out += ["## Goal: success probability vs resolved", ""]
+        out += [_md_table(PROB_HEADERS, probability_rows(result)), ""]
+    out += ["## Legend", ""]
     out += [f"- **{symbol}**: {text}" for symbol, text in LEGEND]
     if plots is None:
         out += ["", f"> {_NO_PLOTS}"]
@@ -333,7 +294,7 @@ def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
         stem = _stem(a)
         out += ["", f"## {a.dimension} — {group_name(a)} (n={a.n})", ""]
         out += [f"- {note}" for note in a.notes]
-        for key in (f"confusion:{stem}", f"dist:{stem}"):
+        for key in (f"confusion:{stem}", f"reliability:{stem}", f"dist:{stem}"):
             if plots and key in plots:
                 out.append(f"![{key.split(':')[0]} {a.dimension}]({plots[key]})")
         if a.disagreements:
@@ -348,7 +309,7 @@ def _html_sections(result: CalibrationResult, plots: dict[str, str] | None) -> l
         stem = _stem(a)
         images = [
             (kind, plots[f"{kind}:{stem}"])
-            for kind in ("confusion", "dist")
+            for kind in ("confusion", "reliability", "dist")
             if plots and f"{kind}:{stem}" in plots
         ]
         sections.append(
@@ -376,6 +337,8 @@ def _render_html(result: CalibrationResult, plots: dict[str, str] | None) -> str
         intro=_intro(result),
         summary_headers=summary_headers,
         summary_rows=summary_rows,
+        prob_headers=PROB_HEADERS,
+        prob_rows=probability_rows(result),
         legend=LEGEND,
         no_plots=_NO_PLOTS if plots is None else None,
         bias=(plots or {}).get("bias"),

@@ -190,14 +190,15 @@ def _model(model: str | None) -> str:
 
 
 def calibration_view(result: CalibrationResult, console: Console) -> RenderableType:
-    """The calibration table: one wide table when it fits `console`, else per judge group
-    two tables of six statistics each (fits 80 columns), the group as their title."""
-    from scorer.calibrate import render_table
+    """The calibration tables: one wide table when it fits `console`, else per judge group
+    two tables of six statistics each (fits 80 columns), the group as their title; then
+    the goal probability's table (AUROC, Brier, ECE) the same way."""
+    from scorer.calibrate.report import render_probability_table, render_table
 
-    wide = render_table(result)
-    if _fits(wide, console):
-        return wide
-    from scorer.calibrate.report import STATS
+    wide, prob = render_table(result), render_probability_table(result)
+    if _fits(wide, console) and (prob is None or _fits(prob, console)):
+        return wide if prob is None else Group(wide, prob)
+    from scorer.calibrate.report import STATS, probability_rows
 
     halves = [STATS[:6], STATS[6:]]
     groups: dict[str, list[DimensionAgreement]] = {}
@@ -207,7 +208,21 @@ def calibration_view(result: CalibrationResult, console: Console) -> RenderableT
     for name, rows in groups.items():
         for stats in halves:
             parts.append(_stat_table(name, rows, stats))
+    for row in probability_rows(result):
+        parts.append(_probability_table(row))
     return Group(*parts)
+
+
+def _probability_table(row: list[str]) -> Table:
+    """One judge group's goal-probability figures, the group as the title."""
+    from scorer.calibrate.report import PROB_HEADERS
+
+    title = f"{row[0]}: goal_probability vs resolved"
+    table = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD)
+    for header in PROB_HEADERS[1:]:
+        table.add_column(header.replace(" ", "\n"), justify="right", no_wrap=True)
+    table.add_row(*row[1:])
+    return table
 
 
 def _group(a: DimensionAgreement) -> str:
