@@ -7,6 +7,8 @@ Usage (from the checkout; see docs/validity.md):
     .venv/bin/python benchmarks/validity.py report DIR [--compare BEFORE] [--n-boot N]
                                                 [--verdict first|second-K] [--plots PLOTS]
     .venv/bin/python benchmarks/validity.py features DIR [--out FILE] [--verdict ...]
+    .venv/bin/python benchmarks/validity.py fit DIR --version V [--out FILE]    (dev only)
+    .venv/bin/python benchmarks/validity.py seconds DIR [--side dev|test|all]
 
 DIR is a folder outside the repository; it may be left out when $SCORER_VALIDITY_DIR
 names it. The runs are the Terminal-Bench runs with a stream of every backend under
@@ -178,6 +180,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from scorer.calibrate.validity.report import (
+        COMBINED,
         collect,
         dimension_shift,
         reliability_plots,
@@ -188,8 +191,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from scorer.calibrate.validity.workspace import read_manifest
     from scorer.judge.rubric import default_rubric
 
-    opinion = check_opinion(args.verdict)
-    rubric, runs = default_rubric(), _runs()
+    opinion = COMBINED if args.verdict == COMBINED else check_opinion(args.verdict)
+    rubric, runs = default_rubric(), _runs(args.side)
     manifest = read_manifest(args.dir)
     rows = collect(args.dir, manifest, runs, rubric, opinion=opinion)
     print(f"{args.dir}: prompt {manifest.prompt_version}, rubric {manifest.rubric_version}, "
@@ -225,6 +228,52 @@ def cmd_features(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fit(args: argparse.Namespace) -> int:
+    """Fit both judges' goal-probability models on the dev runs; write the shipped file."""
+    from scorer._fs import write_atomic
+    from scorer.calibrate.validity.fitting import dev_rows, fit_models
+    from scorer.calibrate.validity.workspace import read_manifest
+    from scorer.judge.probability import MODEL_FILE
+
+    manifest = read_manifest(args.dir)
+    data = dev_rows(args.dir, manifest, _runs("dev"))
+    versions = {
+        "prompt": f"{manifest.prompt_version} ({manifest.prompt_hash})",
+        "rubric": manifest.rubric_version,
+        "heuristic": manifest.heuristic_version,
+    }
+    models = fit_models(data, versions=versions, version=args.version)
+    out = args.out or REPO / "score_configs" / MODEL_FILE
+    write_atomic(out, models.model_dump_json(indent=2) + "\n")
+    llm, heur = models.dev["llm"], models.dev["heuristic"]
+    print(f"wrote {out} ({models.version}): fitted on {len(models.fitted_on)} dev runs")
+    for name, d, m in (("llm", llm, models.llm), ("heuristic", heur, models.heuristic)):
+        print(f"  {name}: {d['runs']} runs, features {', '.join(d['features'])}, C {d['C']}; "
+              f"cv AUROC {d['cv_auroc']}, log loss {d['cv_log_loss']}, 3-class "
+              f"{d['cv_three_class_exact']}, resolved-vs-not {d['cv_resolved_balanced_accuracy']}; "
+              f"rule complete ≥ {m.rule.complete}, failed < {m.rule.failed}"
+              + (f"; band {m.band}, {m.in_band_share:.0%} of dev runs" if m.band else ""))  # fmt: skip
+    for why in data.left_out:
+        print(f"  left out {why}")
+    return 0
+
+
+def cmd_seconds(args: argparse.Namespace) -> int:
+    """Write second-opinion packets for first verdicts in the uncertain band."""
+    from scorer.calibrate.validity.seconds import write_second_packets
+    from scorer.calibrate.validity.workspace import read_manifest
+
+    manifest = read_manifest(args.dir)
+    written = write_second_packets(args.dir, manifest, _runs(args.side))
+    print(
+        f"second-opinion packets: {len(written)} runs in the band ({args.side}); "
+        f"{sum(len(w) for w in written.values())} packets"
+    )
+    for run, names in sorted(written.items()):
+        print(f"  {run}: {', '.join(names)}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="validity.py", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -251,9 +300,25 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("dir", **folder)
     r.add_argument("--compare", type=Path, help="a 'before' folder: per-dimension shift")
     r.add_argument("--n-boot", type=int, default=2000)
-    r.add_argument("--verdict", **verdict)
+    r.add_argument(
+        "--verdict",
+        default="first",
+        help="first (default), second-<k>, or "
+        "combined (the first, with its second opinions when it is in the band)",
+    )
+    r.add_argument("--side", choices=("dev", "test", "all"), default="all",
+                   help="report only this side (default: both)")  # fmt: skip
     r.add_argument("--plots", type=Path, help="where reliability diagrams go (default DIR/plots)")
     r.set_defaults(run=cmd_report)
+    t = sub.add_parser("fit", help="fit the goal-probability models on dev; write the file")
+    t.add_argument("dir", **folder)
+    t.add_argument("--version", required=True, help="the model file's version, e.g. 2026-11-28.1")
+    t.add_argument("--out", type=Path, help="default: score_configs/goal_probability.json")
+    t.set_defaults(run=cmd_fit)
+    o = sub.add_parser("seconds", help="write second-opinion packets for uncertain verdicts")
+    o.add_argument("dir", **folder)
+    o.add_argument("--side", choices=("dev", "test", "all"), default="all")
+    o.set_defaults(run=cmd_seconds)
     f = sub.add_parser("features", help="write the dev runs' verdict features (JSONL)")
     f.add_argument("dir", **folder)
     f.add_argument("--out", type=Path, help="the JSONL file (default DIR/features-dev.jsonl)")

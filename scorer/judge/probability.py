@@ -163,6 +163,10 @@ def signal_features(signals: Signals) -> dict[str, float]:
         "check_failed_after_edit": float(any(c.status == "failed" for c in after)),
         "checked_after_edit": float(any(c.status == "passed" for c in after)),
         "caveats": float(bool(signals.final_caveats)),
+        "repeated_failures": float(bool(signals.repeated_failures)),
+        "artefact_broken": float(
+            any(a.status in ("removed", "missing", "failed") for a in signals.artefacts)
+        ),
     }
 
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from scorer.calibrate.validity import probability, report
+from scorer.calibrate.validity import probability
 from scorer.calibrate.validity.features import feature_rows
 from scorer.calibrate.validity.report import collect, reliability_plots, render
 from scorer.calibrate.validity.runs import load_runs
@@ -32,6 +32,16 @@ SPLIT_FILE = REPO / "benchmarks" / "validity_split.json"
 DEV_TASK = "csv-to-parquet"  # dev: reading it is allowed
 DONE = [("write the parquet file", "met")]
 HALF = [("write the parquet file", "met"), ("keep the columns", "unmet")]
+
+
+@pytest.fixture(autouse=True)
+def no_shipped_model(monkeypatch):
+    """These tests pick their goal model (none, or `MODELS`), whatever the checkout ships."""
+    from scorer.judge import heuristic
+    from scorer.judge import probability as judge_probability
+
+    monkeypatch.setattr(judge_probability, "shipped_goal_models", lambda: None)
+    monkeypatch.setattr(heuristic, "shipped_goal_models", lambda: None)
 
 
 def reply(goal: str, checks: list[tuple[str, str]]) -> dict:
@@ -95,24 +105,31 @@ def test_report_gives_every_figure_pooled_and_per_backend(folder, all_runs):
     assert "[claude_code_coder: 1 runs" in test and "goal ≥ 0.90" in test  # one backend only
 
 
-def test_the_probability_seam_feeds_auroc_brier_ece_and_reliability(
+def test_the_goal_model_gives_the_llm_rows_probability_and_label(
     folder, all_runs, monkeypatch, tmp_path
 ):
-    assert probability.probability_of(reply("complete", DONE), all_runs[0]) is None  # no model yet
-    seen = []
+    from scorer.judge import probability as judge_probability
+    from scorer.judge.probability import GoalModels, GoalRule, JudgeModel, Logistic
 
-    def fake(verdict, run):
-        seen.append(run.run_id)
-        return 0.9 if verdict["goal_achievement"]["value"] == "complete" else 0.2
-
-    monkeypatch.setattr(report, "probability_of", fake)
+    assert probability.probability_of(reply("complete", DONE), all_runs[0]) is None  # no model
+    one = Logistic(features=["core_conf_mean"], mean=[0.0], scale=[1.0], coef=[1.0], intercept=0)
+    rule = GoalRule(complete=0.6, failed=0.2)
+    models = GoalModels(
+        version="t", fitted_on=[], llm=JudgeModel(model=one, rule=rule),
+        heuristic=JudgeModel(model=one, rule=rule),
+    )  # fmt: skip
+    monkeypatch.setattr(judge_probability, "shipped_goal_models", lambda: models)
     rows = _rows(folder, all_runs)
-    assert sorted(seen) == sorted(r.run for r in rows)
-    assert {r.run: r.probability["llm"] for r in rows} == {
-        r.run: (0.9 if r.labels["llm"] == "complete" else 0.2) for r in rows
-    }
+    by_raw = {r.labels["llm raw"]: r for r in rows}
+    # DONE: one met requirement at 90 → p 0.9; HALF: min of 90 and 10 → mean logit 0 → 0.5
+    assert by_raw["complete"].probability["llm"] == pytest.approx(0.9)
+    assert by_raw["partial"].probability["llm"] == pytest.approx(0.5)
+    assert by_raw["complete"].labels["llm"] == "complete"
+    assert (
+        by_raw["partial"].labels["llm"] == "partial" and by_raw["failed"].labels["llm"] == "partial"
+    )
     text = render(rows, n_boot=50)
-    assert "reliability llm: (0.1, 0.2] n=" in text and "with p" in text
+    assert "reliability llm:" in text and "with p" in text
     pooled = text.split("== all:")[1]
     llm = next(ln for ln in pooled.splitlines() if re.match(r"  llm +3 ", ln))
     assert llm.split()[2] != "n/a"  # AUROC p of the three runs' probabilities
@@ -121,7 +138,6 @@ def test_the_probability_seam_feeds_auroc_brier_ece_and_reliability(
     assert "reliability-dev-all_backends-llm.png" in names
     assert "reliability-dev-claude_code_gpt5-llm.png" in names
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in plots)
-    assert not any("heuristic" in n for n in names)  # heuristic cards have no probability yet
 
 
 # --- second opinions ---------------------------------------------------------------------
@@ -174,8 +190,8 @@ def test_features_hold_dev_runs_with_a_verdict_and_never_a_test_run(folder, all_
     )
     assert row["goal"] == "partial" and row["checklist_goal"] == "partial"
     assert row["checklist"] == [
-        {"status": "met", "core": True, "n_evidence": 1},
-        {"status": "unmet", "core": True, "n_evidence": 0},
+        {"status": "met", "core": True, "n_evidence": 1, "confidence": 90},
+        {"status": "unmet", "core": True, "n_evidence": 0, "confidence": 10},
     ]
     assert row["heuristic"]["goal"] in ("failed", "partial", "complete", "exceeded")
     assert "goal_probability" in row["heuristic"]

@@ -22,7 +22,7 @@ from typing import Any
 
 from scorer.calibrate.probability import ProbabilityFigures
 from scorer.calibrate.validity.figures import Agreement, agreement, three_class
-from scorer.calibrate.validity.probability import probability_of
+from scorer.calibrate.validity.probability import product_verdict
 from scorer.calibrate.validity.runs import OUTCOMES, BenchRun
 from scorer.calibrate.validity.verdicts import FIRST, goal_label, second_opinions
 from scorer.calibrate.validity.workspace import Manifest, RunEntry
@@ -33,7 +33,11 @@ GOALS = {
     "heuristic": (0.75, 0.60),
 }
 """Issue 22's targets on the untuned (test) split: resolved-vs-not, 3-class exact."""
-JUDGES = ("llm", "llm checklist", "heuristic")
+JUDGES = ("llm", "llm raw", "llm checklist", "heuristic")
+"""`llm`: the product's card (its goal follows from the fitted probability); `llm raw`: the
+verdict's own goal label; `llm checklist`: the goal its checklist implies."""
+COMBINED = "combined"
+"""The opinion that reads the first verdict plus its second opinions when it is unsure."""
 POOLED = "all backends"
 
 
@@ -97,7 +101,7 @@ def collect(
 def _row(folder: Path, entry: RunEntry, run: BenchRun, rubric: Rubric, opinion: str) -> Row:
     from scorer.judge.checklist import conflict_with_checklist, goal_from_reply
 
-    reply, why = goal_label(folder, entry, opinion)
+    reply, why = goal_label(folder, entry, FIRST if opinion == COMBINED else opinion)
     card = json.loads((Path(folder) / "heuristic" / f"{entry.run}.json").read_text())
     row = Row(
         entry.run,
@@ -114,12 +118,22 @@ def _row(folder: Path, entry: RunEntry, run: BenchRun, rubric: Rubric, opinion: 
         seconds=len(second_opinions(folder, entry.run)),
     )  # fmt: skip
     if reply is not None:
-        row.labels["llm"] = reply["goal_achievement"]["value"]
+        p, label = product_verdict(reply, run, _seconds(folder, entry, opinion))
+        row.labels["llm"] = label
+        row.labels["llm raw"] = reply["goal_achievement"]["value"]
         row.labels["llm checklist"] = goal_from_reply(reply)
         row.conflict = conflict_with_checklist(reply)
         row.dims["llm"] = _dims_of_reply(reply, rubric)
-        row.probability["llm"] = probability_of(reply, run)
+        row.probability["llm"] = p
     return row
+
+
+def _seconds(folder: Path, entry: RunEntry, opinion: str) -> list[dict[str, Any]] | None:
+    """The second opinions' replies, when the combined reading is asked for."""
+    if opinion != COMBINED:
+        return None
+    replies = [goal_label(folder, entry, o)[0] for o in second_opinions(folder, entry.run)]
+    return [r for r in replies if r is not None]
 
 
 def _agreement(rows: list[Row], judge: str, n_boot: int) -> Agreement | None:
