@@ -6,25 +6,32 @@ its PNG plots are embedded as base64 `data:` URIs, so it can be mailed or attach
 is. The Markdown report links `plots/*.png` beside it. Both carry a legend of every
 statistic and name the task (with a link where one is known) of each disagreement.
 
-Plots are drawn on `matplotlib.figure.Figure` objects with the Agg canvas, never through
-pyplot: nothing global is switched, so a notebook's backend is left alone, and no
-display is needed. matplotlib is a main dependency; if it cannot be imported the report
-still has every table and says why the plots are missing.
+The plots are `calibrate.plots`'. matplotlib is a main dependency; if it cannot be
+imported the report still has every table and says why the plots are missing. The
+ground truth is named what it is everywhere (`human`, `execution-verified`, or `ground
+truth` for a mix), and the legend says what it means.
 """
 
 from __future__ import annotations
 
-import base64
-import io
-import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from rich.table import Table
 
 from scorer._fs import write_atomic
 from scorer._text import plural
+from scorer.calibrate.plots import (
+    TRUTH_NAMES,
+    bias_truth,
+    data_uris,
+    group_name,
+    make_plots,
+    stem,
+    truth_name,
+    write_plot_files,
+)
 from scorer.calibrate.stats import CalibrationResult, DimensionAgreement, Pair
 from scorer.errors import ConfigError
 
@@ -50,19 +57,20 @@ _NO_PLOTS = (
 LEGEND: list[tuple[str, str]] = [
     ("n", "Sessions with both a judge score and a ground-truth label for the dimension."),
     ("exact", "Exact agreement: share of sessions where the judge gave the same label as the "
-     "humans (0-1, higher is better)."),
-    ("±1", "Within one: share of sessions where judge and humans are at most one step apart."),
+     "ground truth (0-1, higher is better)."),
+    ("±1", "Within one: share of sessions where judge and ground truth are at most one step "
+     "apart."),
     ("κ", "Cohen's kappa: agreement corrected for chance (1 perfect, 0 chance level, "
      "below 0 worse than chance)."),
     ("κw", "Weighted kappa (quadratic): like κ, but near misses count as partial agreement, "
      "which suits ordered scales."),
     ("α", "Krippendorff's alpha (ordinal): chance-corrected reliability between judge and "
-     "humans; above 0.8 is reliable, 0.67-0.8 tentative."),
-    ("ρ", "Spearman rank correlation: do judge and humans order sessions the same way."),
+     "ground truth; above 0.8 is reliable, 0.67-0.8 tentative."),
+    ("ρ", "Spearman rank correlation: do judge and ground truth order sessions the same way."),
     ("r", "Pearson correlation of the raw values."),
-    ("MAE", "Mean absolute error |judge − human|, in scale steps (lower is better)."),
-    ("bias", "Mean of judge − human: positive means the judge is more generous than the "
-     "humans, negative stricter."),
+    ("MAE", "Mean absolute error |judge − ground truth|, in scale steps (lower is better)."),
+    ("bias", "Mean of judge − ground truth: positive means the judge is more generous than the "
+     "ground truth, negative stricter."),
     ("bal.acc", "Balanced accuracy: recall averaged over the label classes, so a judge that "
      "always answers the majority label does not look good."),
     ("bal.acc res.", "Resolved-vs-not balanced accuracy (goal_achievement only): complete or "
@@ -71,11 +79,26 @@ LEGEND: list[tuple[str, str]] = [
      "intervals mean too few labelled sessions to trust the point value."),
     ("—", "Undefined: too few pairs, or one side is constant (see the notes under each "
      "dimension)."),
-    ("human", "The consensus of the annotators: the low median of their labels."),
-    ("diff", "Judge minus human for one session; the disagreement tables list the largest "
-     "|diff| first, with the evidence the judge cited (#event numbers)."),
+    ("diff", "Judge minus ground truth for one session; the disagreement tables list the "
+     "largest |diff| first, with the evidence the judge cited (#event numbers)."),
 ]  # fmt: skip
-"""(symbol, explanation) for every statistic and column in the report."""
+"""(symbol, explanation) for every statistic and column in the report (`legend` adds
+what the ground truth is)."""
+TRUTH_LEGEND: dict[str, str] = {
+    "human": "The ground truth is people's labels: the consensus of the annotators (the low "
+    "median of their labels).",
+    "execution-verified": "The ground truth is the task's own tests (Terminal-Bench): all "
+    "passed is complete, some passed partial, none failed. No person labelled these sessions.",
+    "mixed": "Some sessions are labelled by people (the annotators' low median), some by the "
+    "task's own tests (execution-verified).",
+}
+"""What each kind of ground truth means, under the name the report gives it (`TRUTH_NAMES`)."""
+
+
+def legend(result: CalibrationResult) -> list[tuple[str, str]]:
+    """`LEGEND` and an entry for each kind of ground truth the result holds."""
+    kinds = dict.fromkeys(a.truth for a in result.agreements)
+    return [*LEGEND, *((TRUTH_NAMES[k], TRUTH_LEGEND[k]) for k in kinds)]
 
 
 def format_stat(value: float | int | None, digits: int = 2) -> str:
@@ -85,15 +108,6 @@ def format_stat(value: float | int | None, digits: int = 2) -> str:
     if isinstance(value, int):
         return str(value)
     return f"{value:+.{digits}f}" if value < 0 else f"{value:.{digits}f}"
-
-
-def group_name(a: DimensionAgreement | Pair) -> str:
-    """`judge/model@prompt_version`, the label of one judge group."""
-    return f"{a.judge}/{a.model or '-'}@{a.prompt_version}"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
 
 def _with_ci(a: DimensionAgreement, field: str) -> str:
@@ -115,114 +129,6 @@ def render_table(result: CalibrationResult) -> Table:
     for a in result.agreements:
         table.add_row(group_name(a), a.dimension, *(format_stat(getattr(a, f)) for _, f in _STATS))
     return table
-
-
-# --- plots ---------------------------------------------------------------------------
-
-
-def _figure_class() -> Any:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        return None
-    return Figure
-
-
-def _png(fig: Any) -> bytes:
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)  # a bare Figure renders with the Agg canvas
-    return buf.getvalue()
-
-
-def _plot_confusion(figure: Any, a: DimensionAgreement) -> bytes | None:
-    if not a.confusion:
-        return None
-    fig = figure(figsize=(3.6, 3.2))
-    ax = fig.subplots()
-    ax.imshow(a.confusion, cmap="Blues")
-    ticks = range(len(a.label_names))
-    ax.set_xticks(ticks, a.label_names, rotation=45, ha="right")
-    ax.set_yticks(ticks, a.label_names)
-    ax.set_xlabel("judge")
-    ax.set_ylabel("human")
-    ax.set_title(a.dimension, fontsize=9)
-    for r, row in enumerate(a.confusion):
-        for c, count in enumerate(row):
-            ax.text(c, r, str(count), ha="center", va="center", fontsize=8)
-    return _png(fig)
-
-
-def _plot_distribution(figure: Any, a: DimensionAgreement) -> bytes:
-    fig = figure(figsize=(4.2, 2.8))
-    ax = fig.subplots()
-    if a.labels:
-        width = 0.4
-        xs = range(len(a.labels))
-        for offset, values, name in (
-            (-width / 2, a.judge_values, "judge"),
-            (width / 2, a.human_values, "human"),
-        ):
-            counts = [sum(abs(v - lab) < 0.5 for v in values) for lab in a.labels]
-            ax.bar([x + offset for x in xs], counts, width, label=name)
-        ax.set_xticks(list(xs), a.label_names)
-    else:
-        ax.hist([a.judge_values, a.human_values], bins=10, label=["judge", "human"])
-    ax.set_title(f"{a.dimension}: score distribution", fontsize=9)
-    ax.legend(fontsize=7)
-    return _png(fig)
-
-
-def _plot_bias(figure: Any, result: CalibrationResult) -> bytes | None:
-    rows = [(a, a.bias) for a in result.agreements if a.bias is not None]
-    if not rows:
-        return None
-    fig = figure(figsize=(6, 0.4 * len(rows) + 1.2))
-    ax = fig.subplots()
-    names = [f"{group_name(a)} {a.dimension}" for a, _ in rows]
-    biases = [bias for _, bias in rows]
-    ax.barh(names, biases, color=["tab:red" if b > 0 else "tab:blue" for b in biases])
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_xlabel("mean bias (judge − human)")
-    ax.tick_params(axis="y", labelsize=7)
-    return _png(fig)
-
-
-def make_plots(result: CalibrationResult) -> dict[str, bytes] | None:
-    """PNG bytes keyed `bias`, `confusion:<stem>`, `dist:<stem>`; None without matplotlib."""
-    figure = _figure_class()
-    if figure is None:
-        return None
-    plots: dict[str, bytes] = {}
-    for a in result.agreements:
-        stem = _stem(a)
-        confusion = _plot_confusion(figure, a)
-        if confusion:
-            plots[f"confusion:{stem}"] = confusion
-        plots[f"dist:{stem}"] = _plot_distribution(figure, a)
-    bias = _plot_bias(figure, result)
-    if bias:
-        plots["bias"] = bias
-    return plots
-
-
-def _stem(a: DimensionAgreement) -> str:
-    return _slug(f"{group_name(a)}-{a.dimension}")
-
-
-def _write_plot_files(plots: dict[str, bytes], plot_dir: Path) -> dict[str, str]:
-    """Write each PNG under `plot_dir`; returns {key: path relative to the report}."""
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for key, png in plots.items():
-        name = key.replace(":", "-") + ".png"
-        (plot_dir / name).write_bytes(png)
-        paths[key] = f"{plot_dir.name}/{name}"
-    return paths
-
-
-def _data_uris(plots: dict[str, bytes]) -> dict[str, str]:
-    return {k: "data:image/png;base64," + base64.b64encode(v).decode() for k, v in plots.items()}
 
 
 # --- documents -------------------------------------------------------------------------
@@ -284,7 +190,8 @@ def _value_name(a: DimensionAgreement, value: float) -> str:
     return names.get(value, format_stat(value, 1))
 
 
-_DIS_HEADERS = ["task (session)", "judge", "human", "diff", "evidence", "link"]
+def _dis_headers(a: DimensionAgreement) -> list[str]:
+    return ["task (session)", "judge", truth_name(a), "diff", "evidence", "link"]
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> str:
@@ -317,7 +224,7 @@ _INTER_HEADERS = ["dimension", "annotators", "shared sessions", "α", "notes"]
 def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
     out = ["# Judge calibration", "", _intro(result), "", "## Summary", ""]
     out += [_md_table(*_summary_rows(result)), "", "## Legend", ""]
-    out += [f"- **{symbol}**: {text}" for symbol, text in LEGEND]
+    out += [f"- **{symbol}**: {text}" for symbol, text in legend(result)]
     if plots is None:
         out += ["", f"> {_NO_PLOTS}"]
     elif "bias" in plots:
@@ -330,26 +237,27 @@ def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
             _md_table(_INTER_HEADERS, _inter_rows(result)),
         ]
     for a in result.agreements:
-        stem = _stem(a)
+        key = stem(a)
         out += ["", f"## {a.dimension} — {group_name(a)} (n={a.n})", ""]
         out += [f"- {note}" for note in a.notes]
-        for key in (f"confusion:{stem}", f"dist:{stem}"):
-            if plots and key in plots:
-                out.append(f"![{key.split(':')[0]} {a.dimension}]({plots[key]})")
+        for plot in (f"confusion:{key}", f"dist:{key}"):
+            if plots and plot in plots:
+                out.append(f"![{plot.split(':')[0]} {a.dimension}]({plots[plot]})")
         if a.disagreements:
             out += ["", "Largest disagreements:", ""]
-            out.append(_md_table(_DIS_HEADERS, _disagreement_rows(a, lambda t, u: f"[{t}]({u})")))
+            rows = _disagreement_rows(a, lambda t, u: f"[{t}]({u})")
+            out.append(_md_table(_dis_headers(a), rows))
     return "\n".join(out) + "\n"
 
 
 def _html_sections(result: CalibrationResult, plots: dict[str, str] | None) -> list[dict]:
     sections = []
     for a in result.agreements:
-        stem = _stem(a)
+        key = stem(a)
         images = [
-            (kind, plots[f"{kind}:{stem}"])
+            (kind, plots[f"{kind}:{key}"])
             for kind in ("confusion", "dist")
-            if plots and f"{kind}:{stem}" in plots
+            if plots and f"{kind}:{key}" in plots
         ]
         sections.append(
             {
@@ -357,6 +265,7 @@ def _html_sections(result: CalibrationResult, plots: dict[str, str] | None) -> l
                 "notes": a.notes,
                 "images": images,
                 "rows": _disagreements(a),
+                "headers": _dis_headers(a),
             }
         )
     return sections
@@ -376,13 +285,13 @@ def _render_html(result: CalibrationResult, plots: dict[str, str] | None) -> str
         intro=_intro(result),
         summary_headers=summary_headers,
         summary_rows=summary_rows,
-        legend=LEGEND,
+        legend=legend(result),
         no_plots=_NO_PLOTS if plots is None else None,
         bias=(plots or {}).get("bias"),
+        bias_truth=bias_truth(result),
         inter_headers=_INTER_HEADERS,
         inter_rows=_inter_rows(result),
         sections=_html_sections(result, plots),
-        dis_headers=_DIS_HEADERS,
     )
 
 
@@ -405,9 +314,9 @@ def write_report(
     (out_dir / "calibration.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
     path = out_dir / f"calibration.{fmt}"
     if fmt == "html":
-        text = _render_html(result, _data_uris(pngs) if pngs is not None else None)
+        text = _render_html(result, data_uris(pngs) if pngs is not None else None)
     else:
-        links = _write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
+        links = write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
         text = _render_md(result, links)
     write_atomic(path, text)
     path.chmod(0o644)  # a report is meant to be shared (the temp file was owner-only)

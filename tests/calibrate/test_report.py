@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 from rich.console import Console
 
-from scorer.calibrate import report
+from scorer.calibrate import plots, report
 from scorer.calibrate.report import render_table, write_report
 from scorer.calibrate.stats import calibrate
 from scorer.errors import ConfigError
@@ -146,7 +146,7 @@ def test_plots_need_no_extra_and_leave_the_pyplot_backend_alone(result, tmp_path
 
 
 def test_tables_only_without_matplotlib(result, tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "_figure_class", lambda: None)
+    monkeypatch.setattr(plots, "_figure_class", lambda: None)
     text = write_report(result, tmp_path).read_text()
     assert "matplotlib could not be imported" in text
     assert "![" not in text
