@@ -21,6 +21,8 @@ from scorer.judge.rubric import Rubric, ScoreConfig, default_rubric
 from scorer.langfuse_client import LangfuseClient
 
 GOAL = "goal_achievement"
+EXECUTION = "execution"
+"""The annotator of an execution-verified label: the task's own tests, not a person."""
 _REQUIRED = ("session_id", "dimension", "value")
 _PAGE = 100  # the v3 scores endpoint's maximum page size
 
@@ -165,7 +167,7 @@ def _bench_label(path: Path, cfg: ScoreConfig, backend: str) -> Label:
         dimension=cfg.name,
         value=float(category.value),
         label=category.label,
-        annotator="execution",
+        annotator=EXECUTION,
         source="terminal-bench",
         meta={
             "task_id": task_id,

@@ -9,13 +9,14 @@ the goal, a second table gives the success probability's ranking and calibration
 (AUROC, Brier score, ECE; `scorer.calibrate.probability`) beside the class's AUROC, and
 its section shows the reliability diagram next to the confusion matrix.
 
-The plots are `scorer.calibrate.plots`'; if matplotlib cannot be imported the report
-still has every table and says why the plots are missing.
+The plots are `calibrate.plots`'. matplotlib is a main dependency; if it cannot be
+imported the report still has every table and says why the plots are missing. The
+ground truth is named what it is everywhere (`human`, `execution-verified`, or `ground
+truth` for a mix), and the legend says what it means.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -24,7 +25,16 @@ from rich.table import Table
 
 from scorer._fs import write_atomic
 from scorer._text import plural
-from scorer.calibrate.plots import _stem, group_name, make_plots
+from scorer.calibrate.plots import (
+    TRUTH_NAMES,
+    bias_truth,
+    data_uris,
+    group_name,
+    make_plots,
+    stem,
+    truth_name,
+    write_plot_files,
+)
 from scorer.calibrate.probability import N_BOOT as AUROC_BOOT
 from scorer.calibrate.probability import ProbabilityFigures
 from scorer.calibrate.stats import CalibrationResult, DimensionAgreement, Pair
@@ -52,19 +62,20 @@ _NO_PLOTS = (
 LEGEND: list[tuple[str, str]] = [
     ("n", "Sessions with both a judge score and a ground-truth label for the dimension."),
     ("exact", "Exact agreement: share of sessions where the judge gave the same label as the "
-     "humans (0-1, higher is better)."),
-    ("±1", "Within one: share of sessions where judge and humans are at most one step apart."),
+     "ground truth (0-1, higher is better)."),
+    ("±1", "Within one: share of sessions where judge and ground truth are at most one step "
+     "apart."),
     ("κ", "Cohen's kappa: agreement corrected for chance (1 perfect, 0 chance level, "
      "below 0 worse than chance)."),
     ("κw", "Weighted kappa (quadratic): like κ, but near misses count as partial agreement, "
      "which suits ordered scales."),
     ("α", "Krippendorff's alpha (ordinal): chance-corrected reliability between judge and "
-     "humans; above 0.8 is reliable, 0.67-0.8 tentative."),
-    ("ρ", "Spearman rank correlation: do judge and humans order sessions the same way."),
+     "ground truth; above 0.8 is reliable, 0.67-0.8 tentative."),
+    ("ρ", "Spearman rank correlation: do judge and ground truth order sessions the same way."),
     ("r", "Pearson correlation of the raw values."),
-    ("MAE", "Mean absolute error |judge − human|, in scale steps (lower is better)."),
-    ("bias", "Mean of judge − human: positive means the judge is more generous than the "
-     "humans, negative stricter."),
+    ("MAE", "Mean absolute error |judge − ground truth|, in scale steps (lower is better)."),
+    ("bias", "Mean of judge − ground truth: positive means the judge is more generous than the "
+     "ground truth, negative stricter."),
     ("bal.acc", "Balanced accuracy: recall averaged over the label classes, so a judge that "
      "always answers the majority label does not look good."),
     ("bal.acc res.", "Resolved-vs-not balanced accuracy (goal_achievement only): complete or "
@@ -85,11 +96,26 @@ LEGEND: list[tuple[str, str]] = [
      "value."),
     ("—", "Undefined: too few pairs, or one side is constant (see the notes under each "
      "dimension)."),
-    ("human", "The consensus of the annotators: the low median of their labels."),
-    ("diff", "Judge minus human for one session; the disagreement tables list the largest "
-     "|diff| first, with the evidence the judge cited (#event numbers)."),
+    ("diff", "Judge minus ground truth for one session; the disagreement tables list the "
+     "largest |diff| first, with the evidence the judge cited (#event numbers)."),
 ]  # fmt: skip
-"""(symbol, explanation) for every statistic and column in the report."""
+"""(symbol, explanation) for every statistic and column in the report (`legend` adds
+what the ground truth is)."""
+TRUTH_LEGEND: dict[str, str] = {
+    "human": "The ground truth is people's labels: the consensus of the annotators (the low "
+    "median of their labels).",
+    "execution-verified": "The ground truth is the task's own tests (Terminal-Bench): all "
+    "passed is complete, some passed partial, none failed. No person labelled these sessions.",
+    "mixed": "Some sessions are labelled by people (the annotators' low median), some by the "
+    "task's own tests (execution-verified).",
+}
+"""What each kind of ground truth means, under the name the report gives it (`TRUTH_NAMES`)."""
+
+
+def legend(result: CalibrationResult) -> list[tuple[str, str]]:
+    """`LEGEND` and an entry for each kind of ground truth the result holds."""
+    kinds = dict.fromkeys(a.truth for a in result.agreements)
+    return [*LEGEND, *((TRUTH_NAMES[k], TRUTH_LEGEND[k]) for k in kinds)]
 
 
 def format_stat(value: float | int | None, digits: int = 2) -> str:
@@ -166,21 +192,6 @@ def render_probability_table(result: CalibrationResult) -> Table | None:
     return table
 
 
-def _write_plot_files(plots: dict[str, bytes], plot_dir: Path) -> dict[str, str]:
-    """Write each PNG under `plot_dir`; returns {key: path relative to the report}."""
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for key, png in plots.items():
-        name = key.replace(":", "-") + ".png"
-        (plot_dir / name).write_bytes(png)
-        paths[key] = f"{plot_dir.name}/{name}"
-    return paths
-
-
-def _data_uris(plots: dict[str, bytes]) -> dict[str, str]:
-    return {k: "data:image/png;base64," + base64.b64encode(v).decode() for k, v in plots.items()}
-
-
 # --- documents -------------------------------------------------------------------------
 
 
@@ -240,7 +251,8 @@ def _value_name(a: DimensionAgreement, value: float) -> str:
     return names.get(value, format_stat(value, 1))
 
 
-_DIS_HEADERS = ["task (session)", "judge", "human", "diff", "evidence", "link"]
+def _dis_headers(a: DimensionAgreement) -> list[str]:
+    return ["task (session)", "judge", truth_name(a), "diff", "evidence", "link"]
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> str:
@@ -278,7 +290,7 @@ def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
         out += ["## Goal: success probability vs resolved", ""]
         out += [_md_table(PROB_HEADERS, probability_rows(result)), ""]
     out += ["## Legend", ""]
-    out += [f"- **{symbol}**: {text}" for symbol, text in LEGEND]
+    out += [f"- **{symbol}**: {text}" for symbol, text in legend(result)]
     if plots is None:
         out += ["", f"> {_NO_PLOTS}"]
     elif "bias" in plots:
@@ -291,26 +303,27 @@ def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
             _md_table(_INTER_HEADERS, _inter_rows(result)),
         ]
     for a in result.agreements:
-        stem = _stem(a)
+        key = stem(a)
         out += ["", f"## {a.dimension} — {group_name(a)} (n={a.n})", ""]
         out += [f"- {note}" for note in a.notes]
-        for key in (f"confusion:{stem}", f"reliability:{stem}", f"dist:{stem}"):
-            if plots and key in plots:
-                out.append(f"![{key.split(':')[0]} {a.dimension}]({plots[key]})")
+        for plot in (f"confusion:{key}", f"reliability:{key}", f"dist:{key}"):
+            if plots and plot in plots:
+                out.append(f"![{plot.split(':')[0]} {a.dimension}]({plots[plot]})")
         if a.disagreements:
             out += ["", "Largest disagreements:", ""]
-            out.append(_md_table(_DIS_HEADERS, _disagreement_rows(a, lambda t, u: f"[{t}]({u})")))
+            rows = _disagreement_rows(a, lambda t, u: f"[{t}]({u})")
+            out.append(_md_table(_dis_headers(a), rows))
     return "\n".join(out) + "\n"
 
 
 def _html_sections(result: CalibrationResult, plots: dict[str, str] | None) -> list[dict]:
     sections = []
     for a in result.agreements:
-        stem = _stem(a)
+        key = stem(a)
         images = [
-            (kind, plots[f"{kind}:{stem}"])
+            (kind, plots[f"{kind}:{key}"])
             for kind in ("confusion", "reliability", "dist")
-            if plots and f"{kind}:{stem}" in plots
+            if plots and f"{kind}:{key}" in plots
         ]
         sections.append(
             {
@@ -318,6 +331,7 @@ def _html_sections(result: CalibrationResult, plots: dict[str, str] | None) -> l
                 "notes": a.notes,
                 "images": images,
                 "rows": _disagreements(a),
+                "headers": _dis_headers(a),
             }
         )
     return sections
@@ -339,13 +353,13 @@ def _render_html(result: CalibrationResult, plots: dict[str, str] | None) -> str
         summary_rows=summary_rows,
         prob_headers=PROB_HEADERS,
         prob_rows=probability_rows(result),
-        legend=LEGEND,
+        legend=legend(result),
         no_plots=_NO_PLOTS if plots is None else None,
         bias=(plots or {}).get("bias"),
+        bias_truth=bias_truth(result),
         inter_headers=_INTER_HEADERS,
         inter_rows=_inter_rows(result),
         sections=_html_sections(result, plots),
-        dis_headers=_DIS_HEADERS,
     )
 
 
@@ -368,9 +382,9 @@ def write_report(
     (out_dir / "calibration.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
     path = out_dir / f"calibration.{fmt}"
     if fmt == "html":
-        text = _render_html(result, _data_uris(pngs) if pngs is not None else None)
+        text = _render_html(result, data_uris(pngs) if pngs is not None else None)
     else:
-        links = _write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
+        links = write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
         text = _render_md(result, links)
     write_atomic(path, text)
     path.chmod(0o644)  # a report is meant to be shared (the temp file was owner-only)

@@ -13,7 +13,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from itertools import groupby
-from typing import Any
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -22,7 +22,7 @@ from scipy import stats as sps
 from sklearn import metrics as skm
 
 from scorer._text import plural
-from scorer.calibrate.ground_truth import Label
+from scorer.calibrate.ground_truth import EXECUTION, Label
 from scorer.calibrate.pairing import (
     Pair,
     group_key,
@@ -59,6 +59,11 @@ class Interval(BaseModel):
     high: float | None = None
 
 
+Truth = Literal["human", "execution-verified", "mixed"]
+"""What the ground truth of an agreement is: annotators' labels (`human`), the tasks' own
+tests (`execution-verified`: Terminal-Bench outcomes), or some of each (`mixed`)."""
+
+
 class DimensionAgreement(BaseModel):
     """How well one judge (model, prompt version) agrees with ground truth on one dimension."""
 
@@ -67,6 +72,8 @@ class DimensionAgreement(BaseModel):
     model: str | None = None
     prompt_version: str
     n: int
+    truth: Truth = "human"
+    """What the ground truth is (the `human_*` fields hold it, whatever it is)."""
     labels: list[float] = Field(default_factory=list)
     """The ordered label set (rows/columns of `confusion`); empty for continuous scores."""
     label_names: list[str] = Field(default_factory=list)
@@ -268,6 +275,7 @@ def agreement(
         model=first.model,
         prompt_version=first.prompt_version,
         n=len(pairs),
+        truth=truth_of(pairs),
         labels=labels,
         label_names=names,
         judge_values=j.tolist(),
@@ -308,6 +316,15 @@ def _probability_notes(fig: ProbabilityFigures) -> list[str]:
             "score and ECE cover those only (the class AUROC covers all)"
         ]
     return []
+
+
+def truth_of(pairs: Sequence[Pair]) -> Truth:
+    """`execution-verified` when every label came from the tasks' tests, `human` when none
+    did, else `mixed`."""
+    kinds = {annotator == EXECUTION for p in pairs for annotator in p.annotators}
+    if kinds == {True}:
+        return "execution-verified"
+    return "mixed" if True in kinds else "human"
 
 
 def _resolved_value(cfg: ScoreConfig) -> float | None:
