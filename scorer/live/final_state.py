@@ -15,8 +15,10 @@ how that is decided), session-scorer reads, read-only and bounded (`live.gitread
 saying it was observed by session-scorer at scoring time, not by the agent, and when
 (`read 3 min after the session ended; 2 commits since`). They are ordinary events from
 then on: `prepare` redacts them with the rest, the renderer fences them, the judge cites
-them by number. A session whose state is not read keeps its events and gets the reason
-in `extra["final_state"]`.
+them by number. A session whose working directory is here but whose state is not read
+(another repository at that path, too long ago) keeps its events and gets the reason in
+`extra["final_state"]` (the card's `meta.final_state`); one whose workspace is not on this
+machine at all is left as it is.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ __all__ = [
 def add_final_state(
     session: Session, options: FinalStateOptions | None, *, now: datetime | None = None
 ) -> Session:
-    """`session` with its final-state events appended (a copy), or unchanged with
-    `extra["final_state"]` saying why not; unchanged and silent when turned off.
+    """`session` with its final-state events appended (a copy); or a copy whose
+    `extra["final_state"]` says why not, when its working directory is here; else
+    `session` itself (turned off, or nothing of the workspace is here).
 
     Args:
         session: The session as its source loaded it (before `prepare`).
@@ -53,6 +56,8 @@ def add_final_state(
     if options is None or not options.enabled:
         return session
     state = read_final_state(session, options, now=now)
+    if state.absent:
+        return session
     extra = {**session.extra, "final_state": summary(state)}
     if not state.read:
         return session.model_copy(update={"extra": extra})

@@ -60,6 +60,9 @@ class FinalState(BaseModel):
     read: bool
     reason: str | None = None
     """Why it was not read."""
+    absent: bool = False
+    """Nothing of the workspace is here (a remote session, no working directory, or one
+    that does not exist on this machine): not worth a note on the card."""
     read_at: datetime
     ended_at: datetime | None = None
     repo: str | None = None

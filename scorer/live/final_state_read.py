@@ -14,10 +14,9 @@ from scorer.live.final_state_model import (
     FinalState,
     FinalStateOptions,
     StatusEntry,
-    ago,
 )
 from scorer.live.gitparse import FileChange, is_artifact, parse_numstat
-from scorer.live.workspace import At, Workspace, find_workspace, head_at
+from scorer.live.workspace import At, Workspace, find_workspace, head_at, local_dir
 from scorer.models import Session
 from scorer.prepare.artefacts import task_artefacts
 
@@ -31,13 +30,16 @@ def read_final_state(
     since, base_ref = _tmux_range(session)
     started = since or started
     base = FinalState(read=False, read_at=now, ended_at=ended)
+    cwd = local_dir(session)
+    if isinstance(cwd, str):
+        return base.model_copy(update={"reason": cwd, "absent": True})
     if ended is not None and now - ended > options.max_age:
         hours = options.max_age.total_seconds() / 3600
         return base.model_copy(update={"reason": (
-            f"the session ended {ago(now - ended)} ago, over SCORER_FINAL_STATE_MAX_AGE "
-            f"({hours:g} h): its workspace has likely moved on"
+            f"the session ended more than {hours:g} h before it was scored "
+            "(SCORER_FINAL_STATE_MAX_AGE): its workspace has likely moved on"
         )})  # fmt: skip
-    found = find_workspace(session, ended=ended, timeout=options.timeout)
+    found = find_workspace(session, cwd, ended=ended, timeout=options.timeout)
     if isinstance(found, str):
         return base.model_copy(update={"reason": found})
     state = base.model_copy(update={"read": True, "repo": str(found.root)})

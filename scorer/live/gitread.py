@@ -4,12 +4,14 @@ The final state (`live.final_state`) reads the user's repository with these comm
 only, after the session is over; nothing of the session is run again:
 
     rev-parse   symbolic-ref   for-each-ref   reflog   rev-list   merge-base --is-ancestor
-    status --porcelain=v1 -z   diff --numstat -z   hash-object --stdin (no -w: nothing stored)
+    status --porcelain=v1 -z   diff-index / diff-tree --numstat -z
+    hash-object --stdin (no -w: nothing is stored)
 
 Each runs as `git --no-optional-locks -c core.fsmonitor=false …`: `status` then never
 refreshes the index (which would write `.git/index`) and no fsmonitor program configured
-in the repository is started; `diff` gets `--no-ext-diff --no-textconv`, so no external
-diff or textconv driver runs; `status` does not enter submodules' work trees. The
+in the repository is started; the diff stat comes from the plumbing (`git diff` would
+refresh the index), with `--no-ext-diff --no-textconv`, so no external diff or textconv
+driver runs; `status` does not enter submodules' work trees. The
 caller's `GIT_*` variables are dropped (a hook may run with `GIT_DIR` set) and prompts
 are off. A command that fails, times out or prints more than its cap is reported in its
 `GitOutput`, never raised; a timed-out command's process group is killed.
@@ -208,11 +210,15 @@ class GitReader:
         )  # fmt: skip
 
     def numstat(self, start: str, end: str | None = None) -> GitOutput:
-        """Per-file line counts from `start` to `end` (None: the work tree's tracked files)."""
-        span = [start, end] if end else [start]
+        """Per-file line counts from `start` to `end` (None: the work tree's tracked files).
+
+        Plumbing (`diff-index`, `diff-tree`): unlike `git diff`, which refreshes and
+        rewrites the index even under `--no-optional-locks`, it only reads.
+        """
+        command = ["diff-tree", "-r", start, end] if end else ["diff-index", start]
         return self.run(
-            "diff", "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv", "--no-color",
-            *span, "--", limit=LARGE,
+            *command[:1], "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv",
+            *command[1:], "--", limit=LARGE,
         )  # fmt: skip
 
 

@@ -14,6 +14,9 @@ worked in. The rule, each step a one-line reason when it fails:
    commit at all: a history that starts after the session is a repository re-created
    at the same path, not the one the session saw.
 
+Steps 1 and 2 (`local_dir`) say whether anything of the workspace is here at all; 3 to 5
+(`find_workspace`) whether what is here is the session's.
+
 `head_at` finds the commit HEAD was at at a given time: HEAD's reflog entry in force
 then; when the reflog does not reach back that far, the newest first-parent commit
 committed before it; when every commit is newer (the session made the first one), the
@@ -68,14 +71,9 @@ def session_dir(session: Session) -> str | None:
     return session.cwd
 
 
-def find_workspace(session: Session, *, ended: datetime | None, timeout: float) -> Workspace | str:
-    """The session's repository on disk now, or why it is not there (module docstring).
-
-    Args:
-        session: The session as its source loaded it.
-        ended: When it ended (checks that the history predates it; None: not checked).
-        timeout: Seconds each git command may take.
-    """
+def local_dir(session: Session) -> Path | str:
+    """The session's working directory as it is on this machine (resolved), or why there
+    is none here (rule steps 1 and 2: nothing of the workspace is here to read)."""
     if session.source not in LOCAL_SOURCES:
         return f"a {session.source.value} session may have run elsewhere"
     where = session_dir(session)
@@ -84,11 +82,25 @@ def find_workspace(session: Session, *, ended: datetime | None, timeout: float) 
         return f"no working directory ({why})"
     if not os.path.isabs(where) or not os.path.isdir(where):
         return f"its working directory {where} does not exist here"
-    cwd = Path(os.path.realpath(where))
+    return Path(os.path.realpath(where))
+
+
+def find_workspace(
+    session: Session, cwd: Path, *, ended: datetime | None, timeout: float
+) -> Workspace | str:
+    """The repository holding `cwd` (`local_dir`) if it is the session's, or why it is
+    not (rule steps 3 to 5 of the module docstring).
+
+    Args:
+        session: The session as its source loaded it.
+        cwd: Its working directory here, resolved.
+        ended: When it ended (checks that the history predates it; None: not checked).
+        timeout: Seconds each git command may take.
+    """
     git = GitReader(cwd, timeout=timeout)
     top = git.toplevel()
     if not top.ok or not top.out.strip():
-        return f"{where} is not in a git repository ({top.error or 'no work tree'})"
+        return f"{cwd} is not in a git repository ({top.error or 'no work tree'})"
     root = Path(os.path.realpath(top.out.strip()))
     problem = _other_branches(session, git) or _newer_history(git, ended, root)
     return problem or Workspace(root, cwd, git)
