@@ -21,7 +21,9 @@ TASK = "Add app.py and write the report to `out/report.md`."
 
 
 def _session(tmp_path, repo, **kw) -> Session:
-    path = transcript(tmp_path / "projects" / "-app" / "s.jsonl", cwd=repo, task=kw.pop("task", TASK), **kw)
+    path = transcript(
+        tmp_path / "projects" / "-app" / "s.jsonl", cwd=repo, task=kw.pop("task", TASK), **kw
+    )
     return resolve_file(str(path)).load()
 
 
@@ -74,7 +76,10 @@ def test_without_a_reflog_the_start_comes_from_commit_times(tmp_path):
     git(repo, "reflog", "expire", "--expire=all", "--all")
     state = read_final_state(_session(tmp_path, repo), OPTIONS, now=NOW)
     assert state.start.commit == first
-    assert state.start.how == "the newest commit before the session's start (the reflog does not reach it)"
+    assert (
+        state.start.how
+        == "the newest commit before the session's start (the reflog does not reach it)"
+    )
 
 
 def test_a_repository_the_session_created_is_compared_with_the_empty_tree(tmp_path):
@@ -204,7 +209,8 @@ def test_git_reads_leave_the_repository_as_it_was(tmp_path, monkeypatch):
     hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
     hook.chmod(0o755)
     git(repo, "config", "core.fsmonitor", str(hook))
-    os.utime(repo / "README.md", (0, 0))  # stat data changed: a plain `git status` rewrites the index
+    # stat data changed: a plain `git status` (or `git diff`) would rewrite the index
+    os.utime(repo / "README.md", (0, 0))
     index = (repo / ".git" / "index").read_bytes()
     decoy = make_repo(tmp_path / "decoy")
     monkeypatch.setenv("GIT_DIR", str(decoy / ".git"))

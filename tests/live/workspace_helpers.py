@@ -57,7 +57,13 @@ def make_repo(path: Path, *, branch: str = "main", when: datetime | None = None)
 
 def _line(kind: str, message: dict[str, Any], at: datetime, common: dict[str, Any]) -> dict:
     stamp = at.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    return {**common, "type": kind, "message": message, "uuid": str(uuid.uuid4()), "timestamp": stamp}
+    return {
+        **common,
+        "type": kind,
+        "message": message,
+        "uuid": str(uuid.uuid4()),
+        "timestamp": stamp,
+    }
 
 
 def transcript(
@@ -88,7 +94,9 @@ def transcript(
         use = {"type": "tool_use", "id": tool_id, "name": name, "input": args}
         lines.append(_line("assistant", _assistant([use]), start + step * (2 * i + 1), common))
         result = {"type": "tool_result", "content": output, "tool_use_id": tool_id}
-        lines.append(_line("user", {"role": "user", "content": [result]}, start + step * (2 * i + 2), common))
+        lines.append(
+            _line("user", {"role": "user", "content": [result]}, start + step * (2 * i + 2), common)
+        )
     done = _assistant([{"type": "text", "text": "Done: the app is written and tested."}])
     lines.append(_line("assistant", done, end, common))
     parent = None
