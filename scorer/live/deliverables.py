@@ -141,11 +141,13 @@ def _read(real: Path, max_lines: int) -> Deliverable:
 
 
 def _count_lines(handle: BinaryIO, head: bytes, size: int) -> int | None:
+    """Lines of a file up to `COUNT_BYTES`, broken as they are shown (`clean_block`: a CR,
+    VT, U+2028 … breaks a line as LF does); None for a bigger file."""
     if size > COUNT_BYTES:
         return None
     rest = handle.read(COUNT_BYTES - len(head)) if size > len(head) else b""
-    body = head + rest
-    return body.count(b"\n") + (0 if not body or body.endswith(b"\n") else 1)
+    text = clean_block((head + rest).decode("utf-8", "replace"))
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
 
 
 def _file(name: str, size: int, head: bytes, count: int | None, max_lines: int) -> Deliverable:
