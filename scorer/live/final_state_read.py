@@ -67,7 +67,7 @@ def _history(
     base: str | None,
 ) -> None:  # fmt: skip
     git = ws.git
-    state.branch, state.head = git.branch(), git.commit("HEAD")
+    state.branch, state.head = git.branches()[1], git.commit("HEAD")
     start = head_at(git, started, "the session's start")
     if base:  # tmux --base: the start the user named
         sha = git.commit(base)
@@ -76,8 +76,10 @@ def _history(
     state.start, state.end = start, end
     if end.commit and not end.empty and state.head:
         state.head_moved = end.commit != state.head
-        if git.is_ancestor(end.commit, state.head):
-            state.commits_since = git.count(f"{end.commit}..HEAD")
+        state.commits_since = 0
+        if state.head_moved:  # later commits, or a checkout or reset (then not counted)
+            ancestor = git.is_ancestor(end.commit, state.head)
+            state.commits_since = git.count(f"{end.commit}..HEAD") if ancestor else None
     elif state.head and ended is not None:
         state.commits_since = git.count("HEAD", after=ended)
         state.head_moved = bool(state.commits_since)

@@ -3,7 +3,7 @@
 The final state (`live.final_state`) reads the user's repository with these commands
 only, after the session is over; nothing of the session is run again:
 
-    rev-parse   symbolic-ref   for-each-ref   reflog   rev-list   merge-base --is-ancestor
+    rev-parse   for-each-ref   reflog   rev-list   merge-base --is-ancestor
     status --porcelain=v1 -z   diff-index / diff-tree --numstat -z
     hash-object --stdin (no -w: nothing is stored)
 
@@ -129,7 +129,7 @@ def _wait(proc: subprocess.Popen[bytes], deadline: float) -> int | None:
 
 
 class GitReader:
-    """The reads the final state makes of one repository, each bounded.
+    """The reads the final state makes of one repository, each bounded and made once.
 
     Args:
         cwd: A directory inside the repository (the session's working directory).
@@ -138,10 +138,14 @@ class GitReader:
 
     def __init__(self, cwd: Path, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.cwd, self.timeout = cwd, timeout
+        self._seen: dict[tuple[str, ...], GitOutput] = {}
 
     def run(self, *args: str, limit: int = SMALL) -> GitOutput:
-        """One read-only command (`run_git`)."""
-        return run_git(self.cwd, list(args), timeout=self.timeout, limit=limit)
+        """One read-only command (`run_git`); asked again, its first answer (one read of
+        the repository asks for HEAD, its branch and its reflog more than once)."""
+        if args not in self._seen:
+            self._seen[args] = run_git(self.cwd, list(args), timeout=self.timeout, limit=limit)
+        return self._seen[args]
 
     def line(self, *args: str) -> str | None:
         """The first line a command printed, or None when it failed or printed nothing."""
@@ -159,13 +163,13 @@ class GitReader:
             "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
         )
 
-    def branch(self) -> str | None:
-        """The checked-out branch, or None on a detached HEAD."""
-        return self.line("symbolic-ref", "--quiet", "--short", "HEAD")
-
-    def local_branches(self) -> set[str]:
-        done = self.run("for-each-ref", "--format=%(refname:short)", "refs/heads/", limit=LARGE)
-        return set(done.out.split()) if done.ok else set()
+    def branches(self) -> tuple[set[str], str | None]:
+        """The local branches, and the checked-out one (None: a detached HEAD)."""
+        done = self.run("for-each-ref", "--format=%(HEAD)%(refname:short)", "refs/heads/",
+                        limit=LARGE)  # fmt: skip
+        rows = done.out.splitlines() if done.ok else []
+        current = next((r[1:] for r in rows if r.startswith("*")), None)
+        return {r[1:] for r in rows if r}, current
 
     def reflog(self) -> list[tuple[str, datetime]]:
         """HEAD's reflog, newest first: (commit, when HEAD moved there). Empty when there

@@ -110,7 +110,7 @@ def _other_branches(session: Session, git: GitReader) -> str | None:
     recorded = [b for b in session.git_branches if b and b != "HEAD"]
     if not recorded:
         return None
-    known = git.local_branches() | {git.branch() or ""}
+    known, _ = git.branches()
     if known & set(recorded):
         return None
     return (
@@ -122,6 +122,8 @@ def _other_branches(session: Session, git: GitReader) -> str | None:
 def _newer_history(git: GitReader, ended: datetime | None, root: Path) -> str | None:
     if ended is None or git.commit("HEAD") is None:
         return None  # no time to compare, or no commit yet
+    if any(at <= ended + CLOCK_SKEW for _, at in git.reflog()):
+        return None  # HEAD was here before the session ended (the common case: no rev-list)
     if git.newest_before(ended + CLOCK_SKEW) is not None:
         return None
     return (
@@ -141,7 +143,7 @@ def head_at(git: GitReader, when: datetime | None, moment: str) -> At:
     if git.commit("HEAD") is None:
         return At(None, "the repository has no commit")
     logged = next((sha for sha, at in git.reflog() if at <= when), None)
-    if logged is not None and git.commit(logged) is not None:
+    if logged is not None:  # gc expires a reflog entry before it prunes its commit
         return At(logged, f"HEAD at {moment}, from the reflog")
     before = git.newest_before(when)
     if before is not None:
