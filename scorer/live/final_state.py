@@ -55,7 +55,13 @@ def add_final_state(
     """
     if options is None or not options.enabled:
         return session
-    state = read_final_state(session, options, now=now)
+    try:
+        state = read_final_state(session, options, now=now)
+    except (OSError, ValueError) as exc:  # an add-on: never what sinks the session's score
+        reason = f"the workspace could not be read: {exc}"
+        return session.model_copy(update={
+            "extra": {**session.extra, "final_state": {"read": False, "reason": reason}}
+        })  # fmt: skip
     if state.absent:
         return session
     extra = {**session.extra, "final_state": summary(state)}

@@ -17,6 +17,7 @@ from scorer._text import plural
 from scorer.live.final_state_model import FinalState, StatusEntry, ago
 from scorer.models import Event, EventKind
 from scorer.prepare.fence import one_line
+from scorer.prepare.own_output import PLUGIN
 
 if TYPE_CHECKING:
     from scorer.live.deliverables import Deliverable
@@ -42,7 +43,7 @@ def final_state_events(state: FinalState, first: int) -> list[Event]:
             index=first + i,
             kind=EventKind.SYSTEM,
             text=text,
-            meta={"final_state": part, "observed_by": "session-scorer"},
+            meta={"final_state": part, "observed_by": PLUGIN},
         )
         for i, (part, text) in enumerate(parts)
     ]
@@ -162,6 +163,13 @@ def _change_line(change: FileChange) -> str:
     return f"{counts:>12}  {moved}{_path(change.path)}"
 
 
+def _covers(entry: StatusEntry, path: str | None) -> bool:
+    """The status entry is the path, or an untracked folder holding it (`?? tests/`)."""
+    if path is None:
+        return False
+    return entry.path == path or (entry.path.endswith("/") and path.startswith(entry.path))
+
+
 def _deliverable(d: Deliverable, status: list[StatusEntry]) -> str:
     head = f"FINAL STATE · deliverable {_path(d.name)} (named by the task): "
     where = f" ({_path(d.path)})" if d.path and d.path != d.name.removeprefix("./") else ""
@@ -181,7 +189,7 @@ def _deliverable(d: Deliverable, status: list[StatusEntry]) -> str:
     facts.append(_KIND_WORDS.get(d.kind or "", "?"))
     if d.note:
         facts.append(one_line(d.note))
-    code = next((e.code for e in status if e.path == d.path), None)
+    code = next((e.code for e in status if _covers(e, d.path)), None)
     if code:
         facts.append(f"git status {code.replace(' ', '.')}")
     text = head + f"exists{where}, " + ", ".join(facts)

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from scorer.live.final_state import FinalStateOptions, add_final_state, read_final_state
 from scorer.live.final_state_text import OBSERVED
-from scorer.models import EventKind, Session, SourceKind
+from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.prepare import prepare
 from scorer.prepare.render import DEFAULT_MAX_OUTPUT_CHARS
 from scorer.sources import resolve_file
@@ -67,6 +67,28 @@ def test_the_judge_material_holds_the_events_after_the_last_one(tmp_path):
     assert last.event_indices[-4:] == [9, 10, 11, 12]
     assert "#9 SYSTEM:\nFINAL STATE (observed by session-scorer" in last.text
     assert "#11 SYSTEM: FINAL STATE · deliverable app.py" in last.text
+
+
+def test_a_session_ending_with_our_score_command_keeps_its_final_state(tmp_path):
+    """`/session-scorer:score`'s block runs to the next thing the user does, or to the
+    end: the final state appended after it is not part of it."""
+    session = _session(tmp_path, make_repo(tmp_path / "app"))
+    command = "/session-scorer:score"
+    session.events += [
+        Event(index=9, kind=EventKind.COMMAND, text=command, meta={"command": command}),
+        Event(index=10, kind=EventKind.META, text="## session-scorer's scorecard …"),
+        Event(
+            index=11,
+            kind=EventKind.ASSISTANT,
+            text="overall 0.8",
+            meta={"plugin": "session-scorer"},
+        ),
+    ]
+    prepared = prepare(add_final_state(session, OPTIONS, now=NOW))
+    rendered = {e.index: e.text for e in prepared.events}
+    assert rendered[9].startswith("#9 SYSTEM: [session-scorer's /session-scorer:score")
+    assert "3 events left out" in rendered[9]
+    assert [i for i, text in rendered.items() if "FINAL STATE" in text] == [12, 13, 14, 15]
 
 
 def test_without_a_reflog_the_start_comes_from_commit_times(tmp_path):
