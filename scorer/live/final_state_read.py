@@ -28,7 +28,7 @@ def read_final_state(
     now = now or datetime.now(UTC)
     started, ended, _ = session_times(session.started_at, session.ended_at, session.extra)
     since, base_ref = _tmux_range(session)
-    started = since or started
+    started, ended = _aware(since or started), _aware(ended)
     base = FinalState(read=False, read_at=now, ended_at=ended)
     cwd = local_dir(session)
     if isinstance(cwd, str):
@@ -48,6 +48,11 @@ def read_final_state(
     _diff(state, found)
     _deliverables(state, found, session.task_text)
     return state
+
+
+def _aware(when: datetime | None) -> datetime | None:
+    """A time without an offset is taken as UTC (Claude Code writes UTC, with `Z`)."""
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
 
 
 def _tmux_range(session: Session) -> tuple[datetime | None, str | None]:

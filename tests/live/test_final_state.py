@@ -143,6 +143,14 @@ def test_a_session_without_times_gets_the_status_but_no_diff(tmp_path):
     )
 
 
+def test_times_without_an_offset_are_utc(tmp_path):
+    repo = make_repo(tmp_path / "app")
+    naive = Session(session_id="s", source=SourceKind.CLAUDE_CODE, cwd=str(repo), task=TASK,
+                    started_at=START.replace(tzinfo=None), ended_at=END.replace(tzinfo=None))  # fmt: skip
+    head, changes, *_ = _added(add_final_state(naive, OPTIONS, now=NOW))
+    assert "10 min after the session ended" in head and "from the reflog" in changes
+
+
 def _reason(session: Session) -> str:
     out = add_final_state(session, OPTIONS, now=NOW)
     assert out.events == session.events and out.extra["final_state"]["read"] is False
