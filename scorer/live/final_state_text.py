@@ -122,7 +122,7 @@ def _changes(state: FinalState) -> str:
         return f"{title}: not shown ({one_line(why)})."
     origin = "the empty tree" if start.empty else _short(start.commit)
     scope = f"{title}, {origin} ({one_line(start.how)}), "
-    if state.diff_to_worktree:
+    if not state.head_moved:
         scope += "to the work tree (uncommitted changes included)"
     elif end is not None and end.commit and not end.empty:
         later = (

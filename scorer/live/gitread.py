@@ -139,12 +139,18 @@ class GitReader:
     def __init__(self, cwd: Path, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.cwd, self.timeout = cwd, timeout
         self._seen: dict[tuple[str, ...], GitOutput] = {}
+        self.timed_out = False
+        """A command timed out: the later ones are not run (a read waits one timeout)."""
 
     def run(self, *args: str, limit: int = SMALL) -> GitOutput:
         """One read-only command (`run_git`); asked again, its first answer (one read of
         the repository asks for HEAD, its branch and its reflog more than once)."""
         if args not in self._seen:
-            self._seen[args] = run_git(self.cwd, list(args), timeout=self.timeout, limit=limit)
+            if self.timed_out:  # a repository that slow: no more waiting on it
+                return GitOutput(False, error="not run: an earlier git command timed out")
+            done = run_git(self.cwd, list(args), timeout=self.timeout, limit=limit)
+            self.timed_out = done.error.endswith(f"timed out after {self.timeout:g} s")
+            self._seen[args] = done
         return self._seen[args]
 
     def line(self, *args: str) -> str | None:

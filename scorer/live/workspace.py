@@ -100,7 +100,9 @@ def find_workspace(
     git = GitReader(cwd, timeout=timeout)
     top = git.toplevel()
     if not top.ok or not top.out.strip():
-        return f"{cwd} is not in a git repository ({top.error or 'no work tree'})"
+        if "not a git repository" in top.error or not top.error:
+            return f"{cwd} is not in a git repository"
+        return f"git could not read {cwd} ({top.error})"  # timed out, refused, missing
     root = Path(os.path.realpath(top.out.strip()))
     problem = _other_branches(session, git) or _newer_history(git, ended, root)
     return problem or Workspace(root, cwd, git)
