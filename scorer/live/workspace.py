@@ -1,7 +1,7 @@
 """Whether a session's workspace is here, and where its git history stood when it ran.
 
-`find_workspace` decides whether the repository on disk now is the one the session
-worked in. The rule, each step a one-line reason when it fails:
+`local_dir` and `find_workspace` decide whether the repository on disk now is the one the
+session worked in. The rule, each step a one-line reason when it fails:
 
 1. The session was recorded on this machine: a Claude Code transcript, a stream-json
    run or a tmux pane (not a Langfuse trace: it may come from anywhere).
