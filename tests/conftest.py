@@ -41,6 +41,8 @@ _ENV_VARS = [
     "SCORER_CLAUDE_BIN",
     "SCORER_SECOND_OPINIONS",
     "SCORER_CLAUDE_TIMEOUT",
+    "SCORER_FINAL_STATE",
+    "SCORER_FINAL_STATE_MAX_AGE",
     *(
         f"SCORER_HOOK_{knob}"
         for knob in (

@@ -122,6 +122,15 @@ def model_option(param: typer.CallbackParam, value: str | None) -> str | None:
     return value
 
 
+FinalStateOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--final-state/--no-final-state",
+        help="Add the workspace's final state (git status, diff since the session's first "
+        "commit, the task's deliverables) when its repository is here (default: "
+        "SCORER_FINAL_STATE, on).",
+    ),
+]
 SecondOpinionsOption = Annotated[
     bool | None,
     typer.Option(

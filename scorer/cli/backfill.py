@@ -24,6 +24,7 @@ from scorer.cli._common import (
     EXIT_PARTIAL,
     EffortOption,
     FallbackOption,
+    FinalStateOption,
     SecondOpinionsOption,
     effort_value,
     err,
@@ -256,6 +257,7 @@ def backfill_command(
     effort: EffortOption = None,
     fallback_model: FallbackOption = None,
     second_opinions: SecondOpinionsOption = None,
+    final_state: FinalStateOption = None,
     projects_root: Annotated[
         Path | None,
         typer.Option(help="Claude Code projects root."),
@@ -333,6 +335,7 @@ def backfill_command(
         effort=effort_value(effort),
         fallback_model=fallback_model,
         second_opinions=second_opinions,
+        final_state=final_state,
         projects_root=projects_root,
         shard=shard_range,
         batch_api=batch_api,

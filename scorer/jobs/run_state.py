@@ -78,6 +78,8 @@ class BackfillOptions(BaseModel):
     """Where the LLM judge retries a refusal (None: `SCORER_FALLBACK_MODEL`)."""
     second_opinions: bool | None = None
     """Ask again when a goal verdict is uncertain (None: `SCORER_SECOND_OPINIONS`)."""
+    final_state: bool | None = None
+    """Add each local session's workspace final state (None: `SCORER_FINAL_STATE`)."""
     projects_root: Path | None = None
     shard: tuple[int, int] | None = None
     batch_api: bool = False

@@ -25,6 +25,7 @@ from scorer.jobs.hook.policy import HookPolicy, count_tool_calls
 from scorer.jobs.hook.request import HookRequest
 
 if TYPE_CHECKING:
+    from scorer.live.final_state import FinalStateOptions
     from scorer.models import Scorecard, Session
     from scorer.prepare import Prepared
     from scorer.settings import Settings
@@ -50,10 +51,13 @@ class HookEnv:
     fallback_model: str | None = None
     claude_found: bool = False
     """`claude` (or `SCORER_CLAUDE_BIN`) is there: the LLM judge can run on its login."""
+    final_state: FinalStateOptions | None = None
+    """Read the workspace's final state (`SCORER_FINAL_STATE`); None: not read."""
 
     @classmethod
     def from_settings(cls, s: Settings) -> HookEnv:
         from scorer.judge.claude_code import find_claude
+        from scorer.live.final_state import FinalStateOptions
 
         return cls(
             store_path=s.store_path,
@@ -64,6 +68,7 @@ class HookEnv:
             model=s.model,
             effort=s.effort,
             fallback_model=s.fallback_model or None,
+            final_state=FinalStateOptions.from_settings(s),
         )
 
 
@@ -293,6 +298,7 @@ class HookJob:
         session: Session | None,
     ) -> Outcome:
         from scorer.jobs.setup import run_settings
+        from scorer.live.final_state import add_final_state
         from scorer.prepare import PrepOptions
 
         session = session or self._load(path, session_id)
@@ -303,6 +309,7 @@ class HookJob:
             )
             if why:
                 return Outcome("skipped", why, session_id)
+        session = add_final_state(session, self.env.final_state)  # after the work's fingerprint
         prepared = PrepOptions.from_settings(run_settings()).run(session)
         if self.kind == "llm" and self.enforce:
             estimate = self._estimate(prepared)
