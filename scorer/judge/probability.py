@@ -84,6 +84,10 @@ class JudgeModel(BaseModel):
     """First verdicts with p in [low, high] get second opinions (LLM judge only)."""
     in_band_share: float = 0.0
     """Share of dev runs whose first verdict fell in the band (for estimates)."""
+    relabel: bool = True
+    """goal_achievement follows from the probability (`goal_label`); False: the judge's
+    own class stands and the probability is only attached (set by the fit when the
+    probability's classes were not better on dev than the judge's own)."""
 
 
 class GoalModels(BaseModel):
@@ -226,6 +230,8 @@ def apply_probability(
     if goal is None or card.status != "scored":
         return card
     label = goal_label(p, judge_model.rule, card.requirements, goal.label)
+    if not judge_model.relabel:
+        label = str(goal.label)
     meta = {**card.meta, "goal_probability_model": version}
     scores = dict(card.scores)
     if label != goal.label:

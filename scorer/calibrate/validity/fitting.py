@@ -117,6 +117,12 @@ def _summary(fitted: Fitted, rows: Sequence[Row], exact: float, rule: Any) -> di
     }
 
 
+def _rules_exact(rows: Sequence[Row]) -> float:
+    """3-class agreement of the heuristic rules' own labels (`h_goal`) on the rows."""
+    names = {0.0: "failed", 1.0: "partial", 2.0: "complete"}
+    return sum(names[r.x["h_goal"]] == r.outcome for r in rows) / max(1, len(rows))
+
+
 def fit_models(data: DevData, *, versions: dict[str, str], version: str) -> GoalModels:
     """Both judges' models, rules and (LLM) band, from the dev rows."""
     llm, _ = fit(data.llm, LLM_CANDIDATES)
@@ -126,15 +132,19 @@ def fit_models(data: DevData, *, versions: dict[str, str], version: str) -> Goal
     )
     heur, _ = fit(data.heuristic, HEURISTIC_CANDIDATES)
     heur_rule, heur_exact = fit_rule(heur.oof, data.heuristic, [False] * len(data.heuristic))
+    rules_exact = _rules_exact(data.heuristic)
     return GoalModels(
         version=version,
         fitted_on=sorted({r.run for r in data.llm} | {r.run for r in data.heuristic}),
         fitted_with={**versions, "fitted_at": datetime.now(UTC).strftime("%Y-%m-%d")},
         llm=JudgeModel(model=llm.model, rule=llm_rule, band=band, in_band_share=share),
-        heuristic=JudgeModel(model=heur.model, rule=heur_rule),
+        heuristic=JudgeModel(model=heur.model, rule=heur_rule, relabel=heur_exact > rules_exact),
         dev={
             "llm": _summary(llm, data.llm, llm_exact, llm_rule),
-            "heuristic": _summary(heur, data.heuristic, heur_exact, heur_rule),
+            "heuristic": {
+                **_summary(heur, data.heuristic, heur_exact, heur_rule),
+                "rules_three_class_exact": round(rules_exact, 4),
+            },
             "left_out": data.left_out,
         },
     )
