@@ -147,6 +147,7 @@ def default_services(opts: BackfillOptions, settings: Settings, *, rate: float =
     services = Services(load, make_judge("heuristic"), ScoreStore(settings.store_path), [], lf)
     services.limiters, services.chunking = limiters, chunking
     services.batch_poll = settings.batch_poll_seconds
+    services.batch_adopt = settings.batch_adopt_seconds
     services.prep = _prep_pool(opts, settings, chunking)  # spawned only for a big transcript
     if opts.judge == "llm" or opts.dry_run:
         _llm_services(services, opts, settings, judge_limit)
@@ -245,7 +246,7 @@ def discover(
     if opts.start is None:
         raise ConfigError("--from is required with --source langfuse")
     return discover_langfuse(
-        _lf_api(services),
+        _require_langfuse(services),
         opts.start,
         opts.end or now,
         tags=opts.tags,
@@ -256,7 +257,8 @@ def discover(
     )
 
 
-def _lf_api(services: Services) -> LangfuseClient:
+def _require_langfuse(services: Services) -> LangfuseClient:
+    """The run's Langfuse client, or a `CredentialsError` naming the keys to set."""
     if services.langfuse is None:
         raise CredentialsError(
             "Langfuse is not configured: set LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"
@@ -397,7 +399,7 @@ def _run(
 
                 verify_sample(ctx, results, summary)
             if opts.escalate_below is not None or opts.calibration_sample:
-                escalate_run(ctx, _lf_api(ctx.services), results, summary)
+                escalate_run(ctx, _require_langfuse(ctx.services), results, summary)
         summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
         if ctx.plan is not None and ctx.plan.used:
             summary.notes.append(ctx.plan.used)
