@@ -13,7 +13,6 @@ from rich.text import Text
 from scorer._text import plural
 from scorer.judge.rubric import default_rubric
 from scorer.models import DimensionScore, Scorecard
-from scorer.prepare.signals_block import check_text
 
 if TYPE_CHECKING:
     from scorer.prepare import Prepared
@@ -51,6 +50,8 @@ def session_summary(prepared: Prepared) -> Panel:
 
 
 def signals_table(signals: Signals) -> Table:
+    from scorer.prepare.signals_block import check_text  # `scores list` never needs prepare
+
     table = Table(title="signals", show_header=True, header_style="bold")
     table.add_column("signal")
     table.add_column("value", overflow="fold")
