@@ -293,8 +293,12 @@ def run_backfill(
     Returns:
         The summary; failures are in it, never raised (except credential errors).
     """
+    from scorer.sinks.writable import STORE_HINT, check_writable
+
     began = time.monotonic()
     settings = run_settings()
+    # A store that cannot be written fails now, not after the sessions were judged.
+    check_writable(store_path or settings.store_path, hint=STORE_HINT)
     own = services is None
     services = services or default_services(opts, settings)
     run = _RunSetup(

@@ -71,6 +71,10 @@ FIRST_SCORED = "first_scored_at"
 """Meta key: when this session was first scored with this rubric version, judge and model."""
 
 
+_HINT = "; set SCORER_HOME to another folder"
+"""Ends an error opening the store: how to get past it."""
+
+
 def _redacted(value: Any) -> Any:
     """`value` with its secrets redacted (the rules load on the first write: reading the
     store, as `scorer scores list` does, never needs them)."""
@@ -195,10 +199,10 @@ class ScoreStore:
             except OSError as e:
                 self.close()
                 reason = (e.strerror or e.__class__.__name__).lower()
-                raise SinkError(f"cannot open score store {self.path}: {reason}") from None
+                raise SinkError(f"cannot open score store {self.path}: {reason}{_HINT}") from None
             except sqlite3.Error as e:
                 self.close()
-                raise SinkError(f"cannot open score store {self.path}: {e}") from None
+                raise SinkError(f"cannot open score store {self.path}: {e}{_HINT}") from None
             except BaseException:  # a store from a newer version, say
                 self.close()
                 raise
