@@ -479,6 +479,12 @@ class ScoreStore:
         rows = self._query("SELECT events FROM timelines WHERE session_id = ?", (session_id,))
         return bytes(rows[0]["events"]) if rows else None
 
+    def session_ids(self) -> list[str]:
+        """Every stored session id (calibration runs too), sorted: what a prefix must be
+        unique among for `find_sessions` to name one session."""
+        rows = self._query("SELECT DISTINCT session_id FROM runs ORDER BY session_id")
+        return [r["session_id"] for r in rows]
+
     def find_sessions(self, prefix: str) -> list[str]:
         """Stored session ids starting with `prefix` (for short ids on the command line)."""
         rows = self._query(
