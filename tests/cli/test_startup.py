@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.jobs.helpers import make_projects
 
 HEAVY = ("anthropic", "tiktoken", "langfuse", "scipy", "sklearn", "jinja2", "scorer.models")
@@ -158,8 +160,10 @@ sys.stderr.write("\\n" + json.dumps(sorted({{m.split(".")[0] for m in sys.module
     return set(json.loads(proc.stderr.strip().splitlines()[-1]))
 
 
-def test_scorer_version_imports_no_heavy_package():
-    loaded = _loaded_by_scorer("--version")
+@pytest.mark.parametrize("argv", [["--version"], ["-q", "--version"]], ids=["fast", "typer"])
+def test_scorer_version_imports_no_heavy_package(argv):
+    """Both ways: answered by the entry point, and through the umbrella app (lazy)."""
+    loaded = _loaded_by_scorer(*argv)
     assert "scorer" in loaded  # the check is real
     assert sorted(loaded & set(NEVER_AT_START)) == []
 
