@@ -25,7 +25,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from scorer.errors import ScorerError
-from scorer.settings import get_settings
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -164,6 +163,8 @@ class PushTarget(StrEnum):
 
 
 def _debug() -> bool:
+    from scorer.settings import get_settings  # pydantic-settings: 0.2 s, not for --version
+
     try:
         return get_settings().debug
     except Exception:  # the settings themselves are invalid: that error is being reported

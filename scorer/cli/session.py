@@ -100,7 +100,7 @@ def _show_plan(
         return
     from scorer.cli.views import chunk_plan_table, session_summary, signals_table
 
-    out.print(session_summary(prepared))
+    out.print(session_summary(prepared), soft_wrap=False)
     out.print(signals_table(prepared.signals))
     out.print(chunk_plan_table(prepared))
     if est is not None:
@@ -111,6 +111,7 @@ def _show_plan(
             f"  input basis: {est['input_basis']}\n  output basis: {est['output_basis']}",
             markup=False,
             highlight=False,
+            soft_wrap=False,
         )
 
 
@@ -338,7 +339,7 @@ def score_session_command(
     if as_json:
         print_json(scorecard_payload(card))
     else:
-        out.print(scorecard_view(card))
+        out.print(scorecard_view(card, out.width), soft_wrap=False)
     _report_push(published)
     if card.status != "scored":
         raise fail(f"session not scored: {card.unscored_reason}", EXIT_UNSCORED)

@@ -151,6 +151,7 @@ def default_services(opts: BackfillOptions, settings: Settings, *, rate: float =
     services = Services(load, make_judge("heuristic"), ScoreStore(settings.store_path), [], lf)
     services.limiters, services.chunking = limiters, chunking
     services.batch_poll = settings.batch_poll_seconds
+    services.batch_adopt = settings.batch_adopt_seconds
     services.prep = _prep_pool(opts, settings, chunking, final_state)  # only for a big transcript
     if opts.judge == "llm" or opts.dry_run:
         _llm_services(services, opts, settings, judge_limit)
@@ -259,7 +260,7 @@ def discover(
     if opts.start is None:
         raise ConfigError("--from is required with --source langfuse")
     return discover_langfuse(
-        _lf_api(services),
+        _require_langfuse(services),
         opts.start,
         opts.end or now,
         tags=opts.tags,
@@ -270,7 +271,8 @@ def discover(
     )
 
 
-def _lf_api(services: Services) -> LangfuseClient:
+def _require_langfuse(services: Services) -> LangfuseClient:
+    """The run's Langfuse client, or a `CredentialsError` naming the keys to set."""
     if services.langfuse is None:
         raise CredentialsError(
             "Langfuse is not configured: set LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"
@@ -305,8 +307,12 @@ def run_backfill(
     Returns:
         The summary; failures are in it, never raised (except credential errors).
     """
+    from scorer.sinks.writable import STORE_HINT, check_writable
+
     began = time.monotonic()
     settings = run_settings()
+    # A store that cannot be written fails now, not after the sessions were judged.
+    check_writable(store_path or settings.store_path, hint=STORE_HINT)
     own = services is None
     services = services or default_services(opts, settings)
     run = _RunSetup(
@@ -411,7 +417,7 @@ def _run(
 
                 verify_sample(ctx, results, summary)
             if opts.escalate_below is not None or opts.calibration_sample:
-                escalate_run(ctx, _lf_api(ctx.services), results, summary)
+                escalate_run(ctx, _require_langfuse(ctx.services), results, summary)
         summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
         if ctx.plan is not None and ctx.plan.used:
             summary.notes.append(ctx.plan.used)

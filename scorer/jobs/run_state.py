@@ -256,6 +256,8 @@ class Services:
         batch_judge: The same LLM judge seen as `BatchJudge` (`--batch-api` runs).
         chunking: How sessions are chunked (`SCORER_CHUNK_*`).
         batch_poll: Seconds between Message Batches polls (`SCORER_BATCH_POLL_SECONDS`).
+        batch_adopt: How long after a batch intent a resumed run looks for the batch it
+            may have created before submitting again (`SCORER_BATCH_ADOPT_SECONDS`).
     """
 
     load: Callable[[SessionRef], Session]
@@ -269,6 +271,7 @@ class Services:
     batch_judge: BatchJudge | None = None
     chunking: PrepOptions = field(default_factory=PrepOptions)
     batch_poll: float = 30.0
+    batch_adopt: float = 60.0
 
 
 @dataclass(frozen=True)
