@@ -44,7 +44,8 @@ def sync(
     dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would change."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Create or update the seven score configs in Langfuse by name (idempotent)."""
+    """Create or update the eight score configs in Langfuse by name (idempotent): the
+    seven rubric scores and goal_probability."""
     from scorer.sinks.langfuse import sync_configs  # the Langfuse SDK: 0.5 s to import
 
     report = sync_configs(archive_extra=archive_extra, dry_run=dry_run)

@@ -1,6 +1,9 @@
 """The seven scores as validated data, loaded from `score_configs/*.toml`.
 
-The same files are what `scorer configs sync` pushes to Langfuse as score configs.
+The same files are what `scorer configs sync` pushes to Langfuse as score configs, with
+one more: `goal_probability.toml`, a score computed in code from the judge's checklist
+(`derived = true`). It is no rubric dimension: it has no weight, the judge never gives
+it, and it stays out of `Rubric.scores` and the rubric's hash (`Rubric.derived`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,10 @@ class ScoreConfig(BaseModel):
     anchors: list[Anchor] = Field(default_factory=list)
     computed: bool = False
     """True for `overall_quality`: never asked of the judge."""
+    derived: bool = False
+    """True for a score computed in code beside the rubric (`goal_probability`): no
+    weight, not in the overall, never asked of the judge; its value is the scorecard
+    field of the same name, pushed to Langfuse when the card has it."""
     min_value: float | None = None
     max_value: float | None = None
 
@@ -60,6 +67,10 @@ class ScoreConfig(BaseModel):
             raise ValueError(f"{self.name}: CATEGORICAL needs categories")
         if self.data_type == "NUMERIC" and self.categories:
             raise ValueError(f"{self.name}: NUMERIC must not have categories")
+        if self.derived and (self.weight or self.computed or self.data_type != "NUMERIC"):
+            raise ValueError(f"{self.name}: a derived score is NUMERIC, without weight")
+        if self.derived and (self.min_value is None or self.max_value is None):
+            raise ValueError(f"{self.name}: a derived score needs min_value and max_value")
         return self
 
     @property
@@ -83,12 +94,15 @@ class Rubric(BaseModel):
     numeric_max: int
     description: str
     scores: list[ScoreConfig]
+    derived: list[ScoreConfig] = Field(default_factory=list)
+    """Scores computed in code beside the rubric (`goal_probability`): Langfuse score
+    configs like the seven, but no dimension, no weight, not in the overall or `hash`."""
     hash: str = ""
     """sha256 (first 16 hex) of the config files' content; recorded with every score."""
 
     @model_validator(mode="after")
     def _check(self) -> Rubric:
-        names = [s.name for s in self.scores]
+        names = [s.name for s in self.all_configs]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate score names in {names}")
         if OVERALL not in names:
@@ -100,6 +114,11 @@ class Rubric(BaseModel):
             if s.data_type == "NUMERIC":
                 s.min_value, s.max_value = float(self.numeric_min), float(self.numeric_max)
         return self
+
+    @property
+    def all_configs(self) -> list[ScoreConfig]:
+        """Every score config Langfuse holds: the seven scores, then the derived ones."""
+        return [*self.scores, *self.derived]
 
     @property
     def dimensions(self) -> list[ScoreConfig]:
@@ -146,19 +165,23 @@ def load_rubric(directory: Path | None = None) -> Rubric:
     digest = hashlib.sha256()
     try:
         head: dict = {}
-        scores = []
+        scores: list[ScoreConfig] = []
+        derived: list[ScoreConfig] = []
         for f in files:
             raw = f.read_bytes()
-            digest.update(f.name.encode() + b"\0" + raw)
             data = tomllib.loads(raw.decode())
             if f.name == "_rubric.toml":
                 head = data
+            elif data.get("derived"):
+                derived.append(ScoreConfig.model_validate(data))
+                continue  # not what the judge is asked: the rubric's hash stays
             else:
                 scores.append(ScoreConfig.model_validate(data))
+            digest.update(f.name.encode() + b"\0" + raw)
         # Rubric order: the judged dimensions by weight (heaviest first, ties in file
         # order), then the computed overall. Sorting does not change the hash.
         scores.sort(key=lambda cfg: (cfg.computed, -cfg.weight))
-        return Rubric(**head, scores=scores, hash=digest.hexdigest()[:16])
+        return Rubric(**head, scores=scores, derived=derived, hash=digest.hexdigest()[:16])
     except (ValidationError, ValueError, tomllib.TOMLDecodeError, TypeError) as e:
         first = str(e).splitlines()
         raise ConfigError(f"invalid score configs in {directory}: {' '.join(first[:3])}") from e

@@ -22,7 +22,8 @@ from tests.langfuse.fake_server import HOST, PUBLIC_KEY, SECRET_KEY, FakeLangfus
 from tests.sinks.cards import make_card, unscored_card
 
 DEMO = REPO / "examples" / "demo-session.jsonl"
-SEVEN = {s.name for s in default_rubric().scores}
+EIGHT = {s.name for s in default_rubric().all_configs}
+"""The seven and goal_probability: a stored card keeps its probability for the push."""
 runner = CliRunner()
 
 
@@ -72,8 +73,8 @@ def test_outage_during_score_session_keeps_the_card_then_push_sends_it_once(lang
         assert first.exit_code == 0, first.stderr
         assert "pushed 1 of 1" in first.stderr
         assert len(fake.score_batches) == 1
-        assert {item["name"] for item in fake.score_batches[0]} == SEVEN
-        assert len(fake.score_batches[0]) == 7
+        assert {item["name"] for item in fake.score_batches[0]} == EIGHT
+        assert len(fake.score_batches[0]) == 8
 
         second = scorer("scores", "push")
         assert second.exit_code == 0 and "nothing to push" in second.stderr

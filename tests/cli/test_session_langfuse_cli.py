@@ -1,5 +1,5 @@
 """`score-session <langfuse session id>` end to end: read via v2 observations, score,
-write seven session-level scores back, idempotently (respx FakeLangfuse)."""
+write eight session-level scores (the seven and goal_probability) back, idempotently (respx FakeLangfuse)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,9 @@ def test_langfuse_session_is_scored_and_written_back_once(langfuse_env):
         assert fake.calls["observations"] <= math.ceil(len(observations) / 1000) + 1
         assert len(fake.score_batches) == 1
         batch = fake.score_batches[0]
-        assert {i["name"] for i in batch} == {s.name for s in default_rubric().scores}
+        assert {i["name"] for i in batch} == {s.name for s in default_rubric().all_configs}
+        prob = next(i for i in batch if i["name"] == "goal_probability")
+        assert prob["value"] == data["goal_probability"] and prob["dataType"] == "NUMERIC"
         assert all(i["configId"] and i["sessionId"] == sid and not i.get("traceId") for i in batch)
         goal = next(i for i in batch if i["name"] == "goal_achievement")
         assert goal["value"] in {"failed", "partial", "complete", "exceeded"}

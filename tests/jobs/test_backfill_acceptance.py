@@ -168,10 +168,11 @@ def test_50_sessions_with_faults_in_both_apis(world, both_env, monkeypatch):
 
         scored = everyone - {POISONED, permanent}
         ids = fake.session_score_ids()
-        assert {s: len(v) for s, v in ids.items() if s != permanent} == dict.fromkeys(scored, 7)
-        assert len(ids[permanent]) == 6 and POISONED not in ids  # nothing for the unscored
+        # Eight Langfuse scores a session: the seven and goal_probability.
+        assert {s: len(v) for s, v in ids.items() if s != permanent} == dict.fromkeys(scored, 8)
+        assert len(ids[permanent]) == 7 and POISONED not in ids  # nothing for the unscored
         sent = batches_by_session(fake)
-        assert [len(b) for b in sent[transient]] == [7, 1] == [len(b) for b in sent[permanent]]
+        assert [len(b) for b in sent[transient]] == [8, 1] == [len(b) for b in sent[permanent]]
         assert {i["name"] for i in sent[permanent][1]} == {"tool_efficiency"}
         store = get_settings().store_path
         assert dict(stored_runs(store)) == dict.fromkeys(scored | {permanent}, 1)
@@ -188,10 +189,10 @@ def test_50_sessions_with_faults_in_both_apis(world, both_env, monkeypatch):
         second = llm_run()
         assert judge.calls == calls
         assert (second.scored, second.skipped, second.unscored, second.failed) == (1, N - 2, 1, 0)
-        assert [len(b) for b in fake.score_batches[batches:]] == [7]
+        assert [len(b) for b in fake.score_batches[batches:]] == [8]
         assert {f.session_id for f in second.failures} == {POISONED}
         ids = fake.session_score_ids()
-        assert {s: len(v) for s, v in ids.items()} == dict.fromkeys(scored | {permanent}, 7)
+        assert {s: len(v) for s, v in ids.items()} == dict.fromkeys(scored | {permanent}, 8)
         assert dict(stored_runs(store)) == dict.fromkeys(scored | {permanent}, 1)
 
         # And once more (through the Message Batches path, same run key): nothing to do.
@@ -286,10 +287,11 @@ def test_kill_9_with_langfuse_sink_resumes_to_one_set_per_session(tmp_path):
         assert clean["scored"] == len(world)
         uninterrupted = clean_lf.fake
 
-    # Langfuse: seven distinct score ids per session, the same ids and values as a clean run.
+    # Langfuse: eight distinct score ids per session (the seven and goal_probability), the
+    # same ids and values as a clean run.
     ids = killed.session_score_ids()
-    assert {sid: len(v) for sid, v in ids.items()} == dict.fromkeys(world, 7)
-    assert len(killed.scores) == 7 * len(world)
+    assert {sid: len(v) for sid, v in ids.items()} == dict.fromkeys(world, 8)
+    assert len(killed.scores) == 8 * len(world)
     assert {i: s["value"] for i, s in killed.scores.items()} == {
         i: s["value"] for i, s in uninterrupted.scores.items()
     }

@@ -227,15 +227,16 @@ def test_langfuse_backfill_end_to_end_then_skips(world, lf_env):
         assert set(per_session) == expected
         config_ids = {cfg["name"]: cfg["id"] for cfg in fake.configs.values()}
         for batches in per_session.values():
-            assert len(batches) == 1 and len(batches[0]) == 7
+            # The seven and goal_probability (the heuristic judge's cards carry it too).
+            assert len(batches) == 1 and len(batches[0]) == 8
             items = batches[0]
-            assert {i["name"] for i in items} == {s.name for s in rubric.scores}
-            assert len(fake.configs) == 7, sorted(c["name"] for c in fake.configs.values())
+            assert {i["name"] for i in items} == {s.name for s in rubric.all_configs}
+            assert len(fake.configs) == 8, sorted(c["name"] for c in fake.configs.values())
             assert all(i["configId"] == config_ids[i["name"]] for i in items)
             assert all("traceId" not in i for i in items)  # session-level scores
             assert {i["metadata"]["judge"] for i in items} == {"heuristic"}
         ids = fake.session_score_ids()
-        assert {sid: len(v) for sid, v in ids.items()} == dict.fromkeys(expected, 7)
+        assert {sid: len(v) for sid, v in ids.items()} == dict.fromkeys(expected, 8)
         assert dict(stored_runs()) == dict.fromkeys(expected, 1)
         posted = len(fake.score_batches)
 
@@ -330,7 +331,7 @@ def test_faults_every_session_scored_once_or_failed_with_reason(world, lf_env):
         )
         fake.reject = reject
         summary = run()
-        # BIG is judged and stored, but Langfuse holds 6 of its 7 scores: incomplete.
+        # BIG is judged and stored, but Langfuse holds 7 of its 8 scores: incomplete.
         assert summary.scored + summary.incomplete == 7 and summary.incomplete == 1
         assert summary.failed == 0
         failure = summary.failures[0]
@@ -342,11 +343,11 @@ def test_faults_every_session_scored_once_or_failed_with_reason(world, lf_env):
 
         ids = fake.session_score_ids()
         assert {sid: len(v) for sid, v in ids.items() if sid != BIG} == dict.fromkeys(
-            expected - {BIG}, 7
+            expected - {BIG}, 8
         )
-        assert len(ids[BIG]) == 6  # the rejected item is not there
+        assert len(ids[BIG]) == 7  # the rejected item is not there
         small = batches_by_session(fake)[SMALL]
-        assert [len(b) for b in small] == [7, 1]  # only the rejected item was re-sent
+        assert [len(b) for b in small] == [8, 1]  # only the rejected item was re-sent
         row = Ledger(get_settings().store_path, summary.run_key).get(BIG)
         assert row["state"] == "stored" and "goal_achievement" in row["reason"]
 
@@ -355,7 +356,7 @@ def test_faults_every_session_scored_once_or_failed_with_reason(world, lf_env):
         again = run()
         assert (again.scored, again.skipped, again.failed, again.incomplete) == (1, 6, 0, 0)
         assert {sid: len(v) for sid, v in fake.session_score_ids().items()} == dict.fromkeys(
-            expected, 7
+            expected, 8
         )
         assert dict(stored_runs()) == judged_before == dict.fromkeys(expected, 1)
 
@@ -391,7 +392,7 @@ def test_crash_after_langfuse_accepted_the_batch_then_resume(world, lf_env):
         # Two sessions were written before the crash; the rest finish now.
         assert (resumed.scored, resumed.skipped, resumed.failed) == (5, 2, 0)
         ids = fake.session_score_ids()
-        assert {sid: len(v) for sid, v in ids.items()} == dict.fromkeys(expected, 7)
+        assert {sid: len(v) for sid, v in ids.items()} == dict.fromkeys(expected, 8)
         assert dict(stored_runs()) == dict.fromkeys(expected, 1)
         ledger = Ledger(get_settings().store_path, resumed.run_key)
         assert set(ledger.states().values()) == {"written"}
@@ -434,5 +435,5 @@ def test_escalation_queue_created_once_bound_to_configs_and_deduped(world, lf_en
         objects = [i["objectId"] for i in fake.queue_items[queue["id"]]]
         assert len(objects) == len(set(objects)) >= len(queued)
         assert {sid: len(v) for sid, v in fake.session_score_ids().items()} == dict.fromkeys(
-            expected, 7
+            expected, 8
         )

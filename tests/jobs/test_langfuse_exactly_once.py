@@ -44,6 +44,11 @@ def reject_one(session_id: str, name: str = "tool_efficiency"):
     return reject
 
 
+PUSHED = 8
+"""Langfuse scores per session: the seven and goal_probability (the heuristic judge's
+cards carry one)."""
+
+
 def score_counts(fake: FakeLangfuse) -> dict[str, int]:
     return {sid: len(ids) for sid, ids in fake.session_score_ids().items()}
 
@@ -56,7 +61,7 @@ def test_207_partial_is_incomplete_and_the_next_run_of_another_key_finishes_it(t
         (incomplete,) = first.failures
         assert incomplete.session_id == "exact-b" and incomplete.outcome == "incomplete"
         assert "tool_efficiency" in (incomplete.reason or "")
-        assert score_counts(fake)["exact-b"] == 6
+        assert score_counts(fake)["exact-b"] == PUSHED - 1
         row = Ledger(get_settings().store_path, first.run_key).get("exact-b")
         assert row["state"] == "stored"
 
@@ -65,7 +70,7 @@ def test_207_partial_is_incomplete_and_the_next_run_of_another_key_finishes_it(t
         other = run(seed=7)
         assert other.run_key != first.run_key
         assert (other.scored, other.skipped, other.incomplete) == (1, 2, 0)
-        assert score_counts(fake) == dict.fromkeys(SESSIONS, 7)
+        assert score_counts(fake) == dict.fromkeys(SESSIONS, PUSHED)
         assert dict(stored_runs()) == dict.fromkeys(SESSIONS, 1)  # never judged twice
 
 
@@ -77,9 +82,9 @@ def test_207_partial_then_scores_push_finishes_it(tmp_path, lf_env):
         pushed = CliRunner().invoke(app, ["scores", "push"], catch_exceptions=False)
         assert pushed.exit_code == 0, pushed.stderr
         assert "pushed 1 of 1" in pushed.stderr
-        assert score_counts(fake) == dict.fromkeys(SESSIONS, 7)
+        assert score_counts(fake) == dict.fromkeys(SESSIONS, PUSHED)
         again = run()  # the same command: its ledger row is finished (idempotent ids)
-        assert again.incomplete == 0 and score_counts(fake) == dict.fromkeys(SESSIONS, 7)
+        assert again.incomplete == 0 and score_counts(fake) == dict.fromkeys(SESSIONS, PUSHED)
 
 
 # --- 202 is not stored: archived configs, re-checks, read-back -----------------------
@@ -99,7 +104,7 @@ def test_config_archived_between_runs_is_repaired_before_pushing(tmp_path, lf_en
         # The next run re-checks the cached ids once, unarchives, then pushes.
         assert run(rescore=True).scored == 1
         assert fake.configs[cid]["isArchived"] is False
-        assert not fake.dropped and score_counts(fake) == {"exact-a": 7}
+        assert not fake.dropped and score_counts(fake) == {"exact-a": PUSHED}
 
 
 def test_scores_dropped_after_202_are_found_by_the_read_back(tmp_path, lf_env):
@@ -129,7 +134,7 @@ def test_scores_dropped_after_202_are_found_by_the_read_back(tmp_path, lf_env):
 
         second = run(concurrency=1, verify_sample=10)  # re-check repairs; re-push
         assert second.failed == 0 and second.scored == 2
-        assert score_counts(fake) == dict.fromkeys(SESSIONS, 7)
+        assert score_counts(fake) == dict.fromkeys(SESSIONS, PUSHED)
         verify = CliRunner().invoke(app, ["scores", "verify"], catch_exceptions=False)
         assert verify.exit_code == 0 and "verified 3 scorecards: 0 incomplete" in verify.stderr
         assert dict(stored_runs()) == dict.fromkeys(SESSIONS, 1)
@@ -184,9 +189,9 @@ def test_backfill_against_self_hosted_v3_end_to_end_and_idempotent_rerun(tmp_pat
         assert first.verified == 3
         assert v3.calls["observations"] == 1  # one 404, then legacy for the whole run
         assert v3.calls["traces"] >= 1 and v3.calls["sessions"] == 3
-        assert score_counts(v3) == dict.fromkeys(SESSIONS, 7)
-        # One ingestion batch of seven per session, never a refused list.
-        assert [len(b) for b in v3.score_batches] == [7] * 3 and v3.calls["scores"] == 0
+        assert score_counts(v3) == dict.fromkeys(SESSIONS, PUSHED)
+        # One ingestion batch of eight per session, never a refused list.
+        assert [len(b) for b in v3.score_batches] == [PUSHED] * 3 and v3.calls["scores"] == 0
         assert v3.calls["health"] == 1
         v3.today = "2026-11-26"
         again = run(rescore=True)  # same scores, another day: the same rows

@@ -53,7 +53,7 @@ def test_concurrent_first_pushes_ask_the_version_once_and_are_never_refused():
         errors = together(lambda i: push_scorecard(make_scorecard(f"s{i}"), client=client))
         assert errors == []
         assert (v3.calls["health"], v3.calls["scores"]) == (1, 0)
-        assert v3.calls["ingestion"] == THREADS and len(v3.scores) == 7 * THREADS
+        assert v3.calls["ingestion"] == THREADS and len(v3.scores) == 7 * THREADS  # no p
 
 
 def test_a_server_refusing_lists_refuses_one_even_under_concurrency():

@@ -29,7 +29,8 @@ from scorer.sources import SourceOptions, resolve
 from tests.langfuse_real.conftest import PUBLIC, SECRET, Exchange, RealServer, Uploaded
 
 RUBRIC = default_rubric()
-NAMES = {cfg.name for cfg in RUBRIC.scores}
+NAMES = {cfg.name for cfg in RUBRIC.all_configs}
+"""The seven and goal_probability: the heuristic judge's cards carry a probability."""
 
 
 def server_get(server: RealServer, path: str, **params: Any) -> Any:
@@ -38,7 +39,7 @@ def server_get(server: RealServer, path: str, **params: Any) -> Any:
     return answer.json()
 
 
-def session_scores(server: RealServer, session_id: str, want: int = 7, wait: float = 90) -> list:
+def session_scores(server: RealServer, session_id: str, want: int = 8, wait: float = 90) -> list:
     """The session's scores once the worker stored `want` of them (ingestion is async)."""
     deadline = time.monotonic() + wait
     while True:
@@ -91,7 +92,9 @@ def test_score_session_and_its_rerun_send_nothing_refused(uploaded, on_real_serv
     sid = uploaded.ids["short"]
     score(sid)
     rows = session_scores(on_real_server, sid)
-    assert {r["name"] for r in rows} == NAMES and len(rows) == 7
+    assert {r["name"] for r in rows} == NAMES and len(rows) == 8
+    prob = next(r for r in rows if r["name"] == "goal_probability")
+    assert prob["dataType"] == "NUMERIC" and 0 <= prob["value"] <= 1 and prob["comment"]
     assert all(r["configId"] for r in rows)
     first = {r["id"]: (r["value"], r["timestamp"]) for r in rows}
     score(sid)  # the re-run: same ids, same values
@@ -164,7 +167,7 @@ def test_a_refused_list_falls_back_once_and_is_remembered(uploaded, on_real_serv
     sid = uploaded.ids["fasthooks"]
     langfuse_caps.capabilities(on_real_server.url).score_write = "list"
     result = push_scorecard(score(sid, push=False))
-    assert result.ok and result.path == "single" and len(result.accepted) == 7
+    assert result.ok and result.path == "single" and len(result.accepted) == 8
     lists = [x.status for x in wire if x.method == "POST" and x.url.endswith("/scores")]
     assert lists[0] == 400 and 400 not in lists[1:]
     assert (get_settings().home / SERVERS_FILE).exists()

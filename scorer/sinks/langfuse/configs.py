@@ -1,7 +1,7 @@
 """Keep Langfuse's score configs in sync with `score_configs/`.
 
-`sync_configs` creates or updates the seven score configs by name (never duplicates,
-never deletes) and caches name → id in `$SCORER_HOME/langfuse-configs.json`. The cache
+`sync_configs` creates or updates the eight score configs by name (the rubric's seven and
+the derived `goal_probability`; never duplicates, never deletes) and caches name → id in `$SCORER_HOME/langfuse-configs.json`. The cache
 is checked against the server once per run (`config_ids`): an archived, edited or
 deleted config is repaired (unarchived, updated, re-created) before any score is sent.
 """
@@ -123,9 +123,9 @@ def sync_configs(
     # Oldest non-archived first, so a project that already holds duplicates stays stable.
     for cfg in sorted(list_configs(client), key=lambda c: (c.is_archived, c.created_at)):
         by_name.setdefault(cfg.name, cfg)
-    for spec in rubric.scores:
+    for spec in rubric.all_configs:
         _sync_one(client, spec, by_name.get(spec.name), report)
-    wanted = {s.name for s in rubric.scores}
+    wanted = {s.name for s in rubric.all_configs}
     for name, server in sorted(by_name.items()):
         if name in wanted:
             continue
@@ -227,7 +227,7 @@ def config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
     """name → config id, from the cache when it matches this rubric, else via a sync.
 
     Serialized within the process: backfill workers pushing their first scorecards at the
-    same time would otherwise each find no config and create the seven twice over.
+    same time would otherwise each find no config and create the eight twice over.
     """
     with _CONFIG_LOCK:
         return _config_ids(client, rubric)
@@ -244,10 +244,11 @@ def forget_checks() -> None:
 
 
 def cached_config_ids(client: LangfuseClient, rubric: Rubric) -> dict[str, str]:
-    """The cached name → id map for this project and rubric (empty when stale)."""
+    """The cached name → id map for this project and rubric (empty when stale, or when it
+    lacks a config: a cache written before `goal_probability` existed gets it synced)."""
     entry = _read_cache().get(client.cache_key, {})
     ids = entry.get("configs") or {}
-    if entry.get("rubric_hash") == rubric.hash and all(s.name in ids for s in rubric.scores):
+    if entry.get("rubric_hash") == rubric.hash and all(s.name in ids for s in rubric.all_configs):
         return dict(ids)
     return {}
 
@@ -275,7 +276,7 @@ def config_health(client: LangfuseClient, rubric: Rubric, ids: dict[str, str]) -
     """Config name → why Langfuse's worker would drop scores pushed with this id."""
     server = {c.id: c for c in list_configs(client)}
     problems: dict[str, str] = {}
-    for spec in rubric.scores:
+    for spec in rubric.all_configs:
         cfg: LfScoreConfig | None = server.get(ids.get(spec.name, ""))
         if cfg is None:
             problems[spec.name] = "its score config no longer exists"

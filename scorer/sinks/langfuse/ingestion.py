@@ -1,8 +1,8 @@
 """Scores through `POST /api/public/ingestion` (self-hosted Langfuse up to 4.16.x).
 
 These servers refuse SDK 5's list body and stamp a one-object POST with their own clock.
-Their batched ingestion endpoint takes the seven scores as `score-create` events in one
-request and answers 207 with per-event successes and errors. The worker stores each
+Their batched ingestion endpoint takes the seven scores (eight with the goal probability)
+as `score-create` events in one request and answers 207 with per-event successes and errors. The worker stores each
 score with its *event's* timestamp, and the scores table keeps one row per (day of that
 timestamp, name, id), so the card's stable timestamp makes every re-push land on the
 same row (measured on a real 4.16.0, see docs/langfuse.md).

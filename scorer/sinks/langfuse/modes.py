@@ -1,16 +1,16 @@
 """Which score write a Langfuse server takes, decided before the first score is sent.
 
     path        request                                   servers
-    list        POST /api/public/scores, a list of 7      Langfuse Cloud; self-hosted newer
+    list        POST /api/public/scores, a list of 7-8    Langfuse Cloud; self-hosted newer
                 (202 / 207)                                than 4.16
-    ingestion   POST /api/public/ingestion, 7             self-hosted up to 4.16.x (v3, v4):
+    ingestion   POST /api/public/ingestion, 7-8           self-hosted up to 4.16.x (v3, v4):
                 `score-create` events (207)               measured on a real 4.16.0
     single      POST /api/public/scores, one object per   a server that refused the list
                 score (200 {id})                          body although its version said
                                                           otherwise (remembered on disk)
 
 Self-hosted servers up to 4.16 refuse a list body with 400 and stamp a single POST's score
-with their own clock; their ingestion endpoint takes the seven scores in one request and
+with their own clock; their ingestion endpoint takes the seven or eight scores in one request and
 keeps each event's timestamp as the score's, so a re-push lands on the same row.
 
 The decision costs one `GET /api/public/health` per self-hosted host and process (Cloud

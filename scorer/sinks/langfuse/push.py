@@ -1,7 +1,10 @@
-"""Write a scorecard's seven scores to Langfuse.
+"""Write a scorecard's scores to Langfuse: the seven, and `goal_probability` when it has one.
 
-`push_scorecard` sends the seven scores in one request with deterministic ids and a
-stable timestamp, so re-running updates instead of duplicating. The request is the one
+`push_scorecard` sends the scores in one request with deterministic ids and a stable
+timestamp, so re-running updates instead of duplicating. A card with a goal probability
+gets it as an eighth, NUMERIC 0-1 score (the derived config `goal_probability.toml`),
+its comment saying how it was made; a card without one (judged before it existed)
+pushes seven, as before. The request is the one
 the server takes, decided before anything is sent (`modes.score_write_mode`): a list
 `POST /api/public/scores` (Cloud), a batch of `score-create` events on the ingestion
 endpoint (self-hosted up to 4.16, `ingestion.send_ingestion`), or, for a server that
@@ -30,6 +33,7 @@ from scorer.langfuse_caps import capabilities
 from scorer.langfuse_client import RETRY, LangfuseClient, get_client
 from scorer.models import DimensionScore, Scorecard, checklist_line
 from scorer.sinks.langfuse.configs import config_ids, project_id
+from scorer.sinks.langfuse.derived import derived_values, probability_comment, probability_details
 from scorer.sinks.langfuse.ingestion import post_events
 from scorer.sinks.langfuse.modes import WriteMode, remember_refusal, score_write_mode
 from scorer.sinks.langfuse.single import send_single
@@ -119,6 +123,13 @@ def score_metadata(scorecard: Scorecard, score: DimensionScore) -> dict[str, Any
     return {
         "evidence": _redact(evidence),
         "normalized": score.normalized,
+        **score_metadata_base(scorecard),
+    }
+
+
+def score_metadata_base(scorecard: Scorecard) -> dict[str, Any]:
+    """What every pushed score depends on: judge, model, versions, hashes, tokens, cost."""
+    return {
         "judge": scorecard.judge,
         "model": scorecard.model,
         "answered_by": scorecard.answered_by,
@@ -143,7 +154,7 @@ def build_score_requests(
     *,
     trace_id: str | None = None,
 ) -> list[CreateScoreRequest]:
-    """The batch body: one request per rubric score (pure).
+    """The batch body: one request per rubric score, then the derived ones (pure).
 
     Raises:
         SinkError: When the scorecard is unscored or misses a score.
@@ -160,6 +171,19 @@ def build_score_requests(
         {"trace_id": trace_id} if trace_id else {"session_id": scorecard.session_id}
     )
     target_key = f"trace:{trace_id}" if trace_id else ""
+
+    def request(name: str, value: float | str, kind: str, **fields: Any) -> CreateScoreRequest:
+        return CreateScoreRequest(
+            id=score_id(scorecard, name, target_key=target_key),
+            name=name,
+            value=value,
+            data_type=ScoreDataType(kind),
+            config_id=ids.get(name),
+            timestamp=_stable_timestamp(scorecard),
+            **fields,
+            **subject,
+        )
+
     requests = []
     for cfg in rubric.scores:
         score = scorecard.scores[cfg.name]
@@ -167,19 +191,13 @@ def build_score_requests(
         if cfg.data_type == "CATEGORICAL":
             value = score.label or next(c.label for c in cfg.categories if c.value == score.value)
         comment = _comment(scorecard, cfg.name, score.rationale)
-        requests.append(
-            CreateScoreRequest(
-                id=score_id(scorecard, cfg.name, target_key=target_key),
-                name=cfg.name,
-                value=value,
-                data_type=ScoreDataType(cfg.data_type),
-                config_id=ids.get(cfg.name),
-                comment=comment,
-                metadata=score_metadata(scorecard, score),
-                timestamp=_stable_timestamp(scorecard),
-                **subject,
-            )
-        )
+        metadata = score_metadata(scorecard, score)
+        requests.append(request(cfg.name, value, cfg.data_type, comment=comment, metadata=metadata))
+    for name, p in derived_values(scorecard, rubric).items():
+        comment = _redact(probability_comment(scorecard))[:COMMENT_LIMIT]
+        metadata = {"normalized": p, **score_metadata_base(scorecard)}
+        metadata.update(_redact(probability_details(scorecard)))
+        requests.append(request(name, p, "NUMERIC", comment=comment, metadata=metadata))
     return requests
 
 
@@ -232,7 +250,7 @@ def push_scorecard(
     target: Literal["session", "trace"] = "session",
     trace_id: str | None = None,
 ) -> PushResult:
-    """Write the seven scores of `scorecard` to Langfuse in one batch.
+    """Write the seven scores of `scorecard` (and its goal probability) in one batch.
 
     Args:
         client: The Langfuse project, or None to build one from the settings.

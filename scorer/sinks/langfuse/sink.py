@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class LangfuseSink:
-    """Pushes a scorecard's seven scores to Langfuse (`push_scorecard`).
+    """Pushes a scorecard's seven scores (and its goal probability) to Langfuse (`push_scorecard`).
 
     Args:
         client: The Langfuse project, or None to build one from the settings.

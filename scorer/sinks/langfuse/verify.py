@@ -22,6 +22,7 @@ from scorer.judge.rubric import Rubric, default_rubric
 from scorer.langfuse_client import RETRY, LangfuseClient, get_client
 from scorer.models import Scorecard
 from scorer.sinks.langfuse.configs import cached_config_ids, config_health
+from scorer.sinks.langfuse.derived import pushed_names
 from scorer.sinks.langfuse.push import first_trace_id, score_id
 
 IDS_PER_READ = 100
@@ -47,10 +48,10 @@ class Verification:
 
 
 def expected_ids(card: Scorecard, rubric: Rubric, trace_id: str | None = None) -> dict[str, str]:
-    """Score name → the deterministic id a push used: session-level, or on `trace_id`
-    (pure)."""
+    """Score name → the deterministic id a push used: session-level, or on `trace_id`;
+    the goal probability's too when the card has one (pure)."""
     key = f"trace:{trace_id}" if trace_id else ""
-    return {cfg.name: score_id(card, cfg.name, target_key=key) for cfg in rubric.scores}
+    return {name: score_id(card, name, target_key=key) for name in pushed_names(card, rubric)}
 
 
 def verify_cards(

@@ -1,6 +1,6 @@
 """Issue 27's acceptance: real hook payloads piped into `scorer hook` return within a
-second; the detached worker leaves one stored run and seven Langfuse session scores per
-session; a second identical payload adds nothing; a bad payload or transcript only logs.
+second; the detached worker leaves one stored run and eight Langfuse session scores (the
+seven and goal_probability) per session; a second identical payload adds nothing; a bad payload or transcript only logs.
 
 Everything runs as Claude Code runs it: the `scorer` console script in a subprocess, the
 payload on stdin, stdout and stderr captured (a worker holding them would keep the hook
@@ -70,9 +70,9 @@ def test_real_payloads_score_each_session_once_in_the_background(world):
 
     assert stored_runs(home) == dict.fromkeys(sessions, 1)
     assert {s: len(ids) for s, ids in langfuse.session_score_ids().items()} == dict.fromkeys(
-        sessions, 7
+        sessions, 8
     )
-    assert len(langfuse.scores) == 7 * len(sessions)
+    assert len(langfuse.scores) == 8 * len(sessions)
     rows = ledger(home)
     assert {s: rows[s] for s in sessions} == dict.fromkeys(sessions, ("scored", 1))
     assert rows[SHORT[1]] == ("skipped", 0)  # trivial: under SCORER_HOOK_MIN_TOOL_CALLS
@@ -135,7 +135,7 @@ def test_two_hooks_racing_judge_the_session_once(world):
     assert ledger(home)[session_id] == ("scored", 1)
     assert judge.calls == 1  # one chunk, one call: judged once
     assert stored_runs(home) == {session_id: 1}
-    assert len(langfuse.session_score_ids()[session_id]) == 7
+    assert len(langfuse.session_score_ids()[session_id]) == 8
 
 
 def test_a_resumed_session_is_scored_again_when_it_ends_again(world, tmp_path):
@@ -158,6 +158,6 @@ def test_a_resumed_session_is_scored_again_when_it_ends_again(world, tmp_path):
     assert judge.calls == 2 * first
     assert ledger(home)[session_id] == ("scored", 2)
     assert stored_runs(home) == {session_id: 1}  # the newer run replaced the older
-    assert len(langfuse.session_score_ids()[session_id]) == 7  # same ids, updated
+    assert len(langfuse.session_score_ids()[session_id]) == 8  # same ids, updated
     log = log_text(home)
     assert "(the transcript changed)" in log
