@@ -30,6 +30,7 @@ def _first_line(text: str | None, limit: int = 160) -> str:
 
 def render_card(card: Scorecard) -> str:
     """The scorecard as a Markdown table plus its summary and recommendation."""
+    from scorer.goal_note import probability_note
     from scorer.judge.rubric import default_rubric
 
     judge = card.judge + (f" ({card.model})" if card.model else "")
@@ -39,6 +40,9 @@ def render_card(card: Scorecard) -> str:
     rows = ["| score | value | why |", "|---|---|---|"]
     for name, score in default_rubric().ordered(card.scores).items():
         rows.append(f"| {name} | {_value(name, card)} | {_first_line(score.rationale)} |")
+        if name == "goal_achievement" and card.goal_probability is not None:
+            why = "; ".join(probability_note(card)).replace("|", "\\|")
+            rows.append(f"| goal_probability | {card.goal_probability:.2f} | {why} |")
     parts = [head, "\n".join(rows)]
     if card.summary:
         parts.append(f"Summary: {card.summary.strip()}")

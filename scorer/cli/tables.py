@@ -98,12 +98,13 @@ def runs_table(
     paid = any(r.judge != "heuristic" for r in runs)
     # The other columns are short and never cut: the title column gets what is left.
     judges = cells_width("judge", *(r.judge for r in runs))
-    others = [max(9, judges), 8, *([9] if paid else []), 10]
+    goals = {r.run_id: _goal_p(r) for r in runs}
+    others = [max(9, judges), max(8, cells_width(*goals.values())), *([9] if paid else []), 10]
     room = max(room_left(console.width, others, floor=20), cells_width(*ids.values()))
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
     table.add_column("title\nsession · project · agent model", max_width=room, no_wrap=True)
     table.add_column("overall\njudge", justify="right", no_wrap=True, min_width=others[0])
-    table.add_column("goal\nrec.", no_wrap=True, min_width=others[1])
+    table.add_column("goal · p\nrec.", no_wrap=True, min_width=others[1])
     if paid:
         table.add_column("cost", justify="right", no_wrap=True, min_width=others[2])
     table.add_column("started\n(UTC)", no_wrap=True, min_width=others[-1])
@@ -114,7 +115,7 @@ def runs_table(
         cells: list[RenderableType] = [
             cut(r.title or "-", room) + Text("\n") + Text(sid, style="dim") + where,
             _overall_text(r) + Text(f"\n{r.judge}", style="dim"),
-            f"{r.goal or '-'}\n[dim]{r.recommendation or '-'}[/]",
+            f"{goals[r.run_id]}\n[dim]{r.recommendation or '-'}[/]",
         ]
         if paid:
             cells.append(_cost(r))
@@ -129,8 +130,9 @@ def _wide_runs(runs: list[RunSummary], title: str) -> Table:
     table.add_column("session", no_wrap=True)
     table.add_column("project", no_wrap=True)
     table.add_column("agent model", max_width=24, overflow="ellipsis", no_wrap=True)
-    for col in ("judge", "overall", "goal", "recommendation"):
-        table.add_column(col, justify="right" if col == "overall" else "left", no_wrap=True)
+    for col in ("judge", "overall", "goal", "p(goal)", "recommendation"):
+        right = col in ("overall", "p(goal)")
+        table.add_column(col, justify="right" if right else "left", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
     table.add_column("started (UTC)", no_wrap=True)
     for r in runs:
@@ -143,6 +145,7 @@ def _wide_runs(runs: list[RunSummary], title: str) -> Table:
             r.judge + (f" {r.model}" if r.model else ""),
             _overall(r),
             r.goal or "-",
+            _probability(r.goal_probability),
             r.recommendation or "-",
             _cost(r),
             f"{when:%Y-%m-%d %H:%M}" if when else "-",
@@ -163,6 +166,17 @@ def agent_model(r: RunSummary) -> str:
     if not models:
         return "-"
     return _model(models[0]) + (f" +{len(models) - 1}" if len(models) > 1 else "")
+
+
+def _probability(p: float | None) -> str:
+    """The goal probability as `0.73`; `-` on a card judged before it existed."""
+    return "-" if p is None else f"{p:.2f}"
+
+
+def _goal_p(r: RunSummary) -> str:
+    """`complete 0.91`: the goal label and its probability, for the stacked layout."""
+    p = r.goal_probability
+    return f"{r.goal or '-'}" + ("" if p is None else f" {p:.2f}")
 
 
 def _cost(r: RunSummary) -> str:

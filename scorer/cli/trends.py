@@ -27,9 +27,16 @@ from scorer.cli._filters import (
     Until,
     run_filter,
 )
-from scorer.cli.tables import cells_width, cut, room_left, short_ids
+from scorer.cli.tables import cells_width, cut, pack, room_left, short_ids
 from scorer.results.rows import SHORT_NAMES
-from scorer.results.trends import TREND_SCORES, DimensionStat, Trends, compute_trends
+from scorer.results.trends import (
+    PROBABILITY,
+    TREND_COLUMNS,
+    DimensionStat,
+    LowSession,
+    Trends,
+    compute_trends,
+)
 from scorer.sinks.store import ScoreStore
 
 
@@ -43,19 +50,23 @@ class ScaleName(StrEnum):
     raw = "raw"
 
 
-def _cell(stat: DimensionStat | None) -> str:
+def _cell(stat: DimensionStat | None, *, count: bool = False) -> str:
+    """Mean, then its interval; `count`: then how many sessions it is over (`n=12`)."""
     if stat is None:
         return "-"
-    if stat.low is None or stat.high is None:
-        return f"[bold]{stat.mean:.2f}[/]"
-    return f"[bold]{stat.mean:.2f}[/]\n[dim]{stat.low:.2f}–{stat.high:.2f}[/]"
+    text = f"[bold]{stat.mean:.2f}[/]"
+    if stat.low is not None and stat.high is not None:
+        text += f"\n[dim]{stat.low:.2f}–{stat.high:.2f}[/]"
+    return text + (f"\n[dim]n={stat.n}[/]" if count else "")
 
 
 def trends_tables(trends: Trends, width: int = 200, *, among: Iterable[str] = ()) -> Group:
     """Means tables (one row per period) and the lowest-sessions table (pure).
 
-    All seven means fit one table from about 100 columns; below that they are split
-    over as many tables as it takes, so no interval is cut (80 columns: 5 + 2). Ids in
+    The seven scores' means and the goal probability's (`p(goal)`: the expected success
+    rate, with how many sessions have one) fit one table from about 110 columns; below
+    that they are split over as many tables as it takes, so no interval is cut (80
+    columns: 5 + 3). Ids in
     the lowest-sessions table are unique prefixes (among `among` too: the store's ids)
     when the full ids leave the titles too little room.
     """
@@ -63,10 +74,14 @@ def trends_tables(trends: Trends, width: int = 200, *, among: Iterable[str] = ()
     counts = [str(p.n_sessions) for p in trends.periods]
     fixed = [cells_width(trends.by, *labels), cells_width("n", *counts)]
     per_table = max(1, (width - sum(fixed) - 3 * len(fixed) - 1) // (_SCORE_WIDTH + 3))
-    names = list(TREND_SCORES)
+    has_p = any(PROBABILITY in p.stats for p in trends.periods)
+    names = [n for n in TREND_COLUMNS if n != PROBABILITY or has_p]
     parts = [names[i : i + per_table] for i in range(0, len(names), per_table)]
+    words = ["p(goal): the mean goal probability,", "i.e. the expected success rate;"]
+    note = Text(pack([*words, "n = sessions that have one"], width, sep=" "), style="dim")
     return Group(
         *(_means(trends, part, first=i == 0) for i, part in enumerate(parts)),
+        *([note] if has_p else []),
         _lowest(trends, width, among),
     )
 
@@ -85,7 +100,7 @@ def _means(trends: Trends, names: list[str], *, first: bool) -> Table:
             SHORT_NAMES.get(name, name), justify="right", min_width=_SCORE_WIDTH, no_wrap=True
         )
     for period in trends.periods:
-        cells = [_cell(period.stats.get(n)) for n in names]
+        cells = [_cell(period.stats.get(n), count=n == PROBABILITY) for n in names]
         means.add_row(period.label, str(period.n_sessions), *cells)
     return means
 
@@ -105,7 +120,7 @@ def _lowest(trends: Trends, width: int, among: Iterable[str]) -> Table:
     fixed = [
         cells_width(trends.by, *(label for label, _ in rows)),
         cells_width("overall"),
-        cells_width("goal", *(low.goal or "-" for _, low in rows)),
+        cells_width("goal · p", *(_goal(low) for _, low in rows)),
     ]
     if room_left(width, [*fixed, cells_width("session", *ids)], floor=0) < _MIN_TITLE:
         ids = short_ids(ids, among=among)
@@ -118,7 +133,7 @@ def _lowest(trends: Trends, width: int, among: Iterable[str]) -> Table:
         room = room_left(width, fixed, floor=cells_width(*ids.values()))
     else:
         lowest.add_column("title", no_wrap=True, max_width=room)
-    lowest.add_column("goal", no_wrap=True)
+    lowest.add_column("goal · p", no_wrap=True)
     lowest.add_column("session / title" if stacked else "session", no_wrap=True)
     for label, low in rows:
         title = cut(low.title or "-", room)
@@ -127,13 +142,19 @@ def _lowest(trends: Trends, width: int, among: Iterable[str]) -> Table:
             cells = [
                 label,
                 f"{low.overall:.2f}",
-                low.goal or "-",
+                _goal(low),
                 Text(f"{ids[low.session_id]}\n") + title,
             ]
         else:
-            cells = [label, f"{low.overall:.2f}", title, low.goal or "-", ids[low.session_id]]
+            cells = [label, f"{low.overall:.2f}", title, _goal(low), ids[low.session_id]]
         lowest.add_row(*cells)
     return lowest
+
+
+def _goal(low: LowSession) -> str:
+    """`partial 0.41`: the goal label and its probability (the label alone without one)."""
+    p = low.goal_probability
+    return (low.goal or "-") + ("" if p is None else f" {p:.2f}")
 
 
 @handle_errors
@@ -155,8 +176,9 @@ def trends_command(
     ] = ScaleName.normalized,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
-    """Per-period means of the seven scores with counts and confidence intervals, and the
-    lowest-scoring sessions of each period. Sessions are filed by their start time."""
+    """Per-period means of the seven scores with counts and confidence intervals, the mean
+    goal probability (the expected success rate) with its count, and the lowest-scoring
+    sessions of each period. Sessions are filed by their start time."""
     where = run_filter(
         project=project,
         since=since,

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from scorer._text import plural
 from scorer.cli.tables import pack
+from scorer.goal_note import probability_note
 from scorer.judge.rubric import default_rubric
 from scorer.models import DimensionScore, Scorecard
 
@@ -162,6 +163,18 @@ def _judge_notes(card: Scorecard) -> list[Text]:
     return notes
 
 
+def _probability_row(card: Scorecard) -> tuple[str, str, Text]:
+    """`goal_probability  0.73  how it was made`, the row under goal_achievement: the
+    model's version, the second opinions asked and the judge's own label when the
+    probability relabelled it (`scorer.goal_note`)."""
+    lines = probability_note(card)
+    text = Text(lines[0], style="dim")
+    for line in lines[1:]:
+        relabelled = line.startswith("goal_achievement follows")
+        text.append_text(Text("\n") + Text(line, style="yellow" if relabelled else ""))
+    return "goal_probability", f"{card.goal_probability:.2f}", text
+
+
 def card_header(card: Scorecard, width: int = 200) -> Text:
     """The session first: its title, then id, project, agent model and start time, in
     lines of at most `width` broken between those facts (a date is never split)."""
@@ -239,6 +252,8 @@ def scorecard_view(card: Scorecard, width: int = 200) -> Group:
         )
         rationale = (score.rationale or "").strip().splitlines()
         table.add_row(name, value, Text(rationale[0] if rationale else "") + _evidence(score))
+        if name == "goal_achievement" and card.goal_probability is not None:
+            table.add_row(*_probability_row(card))
     parts: list[Any] = [card_header(card, width), table]
     if card.requirements:
         parts.append(checklist_table(card))

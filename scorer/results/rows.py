@@ -13,6 +13,7 @@ from scorer.errors import ConfigError
 from scorer.judge.rubric import OVERALL, default_rubric
 
 if TYPE_CHECKING:
+    from scorer.models import Scorecard
     from scorer.sinks.store import RunFilter, ScoreStore, StoredRun
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "SHORT_NAMES",
     "flat_row",
     "flat_rows",
+    "probability_columns",
     "require",
     "to_dataframe",
 ]
@@ -37,6 +39,7 @@ SHORT_NAMES: dict[str, str] = {
     "context_efficiency": "context",
     "error_handling": "errors",
     "output_quality": "output",
+    "goal_probability": "p(goal)",
 }
 """Column headings for narrow tables and the viewer's index."""
 CATEGORICAL: list[str] = [
@@ -49,6 +52,14 @@ _VERSIONS = ("prompt_version", "prompt_hash", "rubric_version", "rubric_hash", "
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests")
 
 _TYPES = {"n_events": "int", "started_at": "datetime", "ended_at": "datetime"}
+_PROBABILITY = {
+    "goal_probability": "float",
+    "first_goal_probability": "float",
+    "second_opinions": "int",
+    "goal_probability_model": "str",
+    "judge_goal": "str",
+}
+"""The goal probability's columns (`probability_columns`)."""
 
 
 def _columns() -> dict[str, str]:
@@ -63,6 +74,7 @@ def _columns() -> dict[str, str]:
         cols[name] = "float"
         if name in CATEGORICAL:
             cols[f"{name}_label"] = "str"
+    cols.update(_PROBABILITY)
     cols["recommendation"] = "str"
     cols.update(dict.fromkeys(_VERSIONS, "str"))
     cols["n_chunks"] = "int"
@@ -90,6 +102,7 @@ def flat_row(run: StoredRun) -> dict[str, Any]:
         row[name] = score.value if score else None
         if name in CATEGORICAL:
             row[f"{name}_label"] = score.label if score else None
+    row.update(probability_columns(card))
     row["recommendation"] = card.recommendation
     row.update({k: getattr(card, k) for k in _VERSIONS})
     row["n_chunks"] = card.n_chunks
@@ -97,6 +110,23 @@ def flat_row(run: StoredRun) -> dict[str, Any]:
     row.update(cost_usd=card.cost_usd, created_at=card.created_at, pushed_at=run.pushed_at)
     row.update(langfuse_url=info.langfuse_url, summary=card.summary, task=info.task)
     return {k: row[k] for k in COLUMNS}
+
+
+def probability_columns(card: Scorecard) -> dict[str, Any]:
+    """The goal probability, the first verdict's (before second opinions; the same when
+    none were asked), how many second opinions were asked, the model file's version and
+    the judge's own goal label when the probability relabelled it (pure)."""
+    meta = card.meta
+    p = card.goal_probability
+    first = meta.get("first_goal_probability")
+    asked = meta.get("second_opinions")
+    return {
+        "goal_probability": p,
+        "first_goal_probability": first if isinstance(first, int | float) else p,
+        "second_opinions": len(asked) if isinstance(asked, list) else 0,
+        "goal_probability_model": meta.get("goal_probability_model"),
+        "judge_goal": meta.get("judge_goal"),
+    }
 
 
 def flat_rows(runs: list[StoredRun]) -> list[dict[str, Any]]:

@@ -1,6 +1,11 @@
 """Trends over time: per period (ISO week or day), each dimension's mean with its count
 and a t confidence interval, plus the lowest-scoring sessions. Pure: runs in, numbers out.
 
+The goal probability's mean is a period's expected success rate: how many of its
+sessions' tasks would pass their own acceptance checks, as a share. Its count is the
+sessions that have one (cards judged before it existed have none); it is on 0..1 on
+either scale.
+
 A session is placed in the period of its start time (UTC), else of its end (a pane
 capture's file time), else of when it was scored (runs stored before session times were
 kept). Only scored runs count.
@@ -21,11 +26,23 @@ from scorer.results.rows import DIMENSIONS
 if TYPE_CHECKING:
     from scorer.sinks.store import StoredRun
 
-__all__ = ["DimensionStat", "LowSession", "PeriodTrend", "Trends", "compute_trends", "period_of"]
+__all__ = [
+    "PROBABILITY",
+    "TREND_COLUMNS",
+    "DimensionStat",
+    "LowSession",
+    "PeriodTrend",
+    "Trends",
+    "compute_trends",
+    "period_of",
+]
 
 Period = Literal["week", "day"]
 Scale = Literal["normalized", "raw"]
 TREND_SCORES: list[str] = [OVERALL, *DIMENSIONS]
+PROBABILITY = "goal_probability"
+TREND_COLUMNS: list[str] = [*TREND_SCORES, PROBABILITY]
+"""Everything a period summarises: the seven scores, then the goal probability."""
 
 
 class DimensionStat(BaseModel):
@@ -48,6 +65,7 @@ class LowSession(BaseModel):
     started_at: datetime
     overall: float
     goal: str | None
+    goal_probability: float | None = None
     recommendation: str | None
 
 
@@ -59,6 +77,7 @@ class PeriodTrend(BaseModel):
     start: date
     n_sessions: int
     stats: dict[str, DimensionStat] = Field(default_factory=dict)
+    """Score name → its mean; `goal_probability`'s is the expected success rate."""
     lowest: list[LowSession] = Field(default_factory=list)
 
 
@@ -114,7 +133,7 @@ def mean_ci(
 
 def _bounds(name: str, scale: Scale) -> tuple[float, float] | None:
     """The range a score can take on the chosen scale."""
-    if scale == "normalized" or name == OVERALL:
+    if scale == "normalized" or name in (OVERALL, PROBABILITY):
         return (0.0, 1.0)
     dims = {d.name: d for d in default_rubric().dimensions}
     dim = dims.get(name)
@@ -170,13 +189,15 @@ def _period(
             score = run.card.scores.get(name)
             if score is not None:
                 values[name].append(score.normalized if scale == "normalized" else score.value)
+        if run.card.goal_probability is not None:
+            values[PROBABILITY].append(run.card.goal_probability)
     ranked = sorted(runs, key=lambda r: (r.card.overall or 0.0, r.card.session_id))[:lowest]
     return PeriodTrend(
         label=label,
         start=start,
         n_sessions=len(runs),
         stats={
-            n: mean_ci(values[n], confidence, _bounds(n, scale)) for n in TREND_SCORES if values[n]
+            n: mean_ci(values[n], confidence, _bounds(n, scale)) for n in TREND_COLUMNS if values[n]
         },
         lowest=[_low(r) for r in ranked],
     )
@@ -192,5 +213,6 @@ def _low(run: StoredRun) -> LowSession:
         started_at=when(run),
         overall=run.card.overall or 0.0,
         goal=goal.label if goal else None,
+        goal_probability=run.card.goal_probability,
         recommendation=run.card.recommendation,
     )

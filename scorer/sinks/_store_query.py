@@ -9,7 +9,16 @@ from pydantic import BaseModel, Field
 
 from scorer.models import Scorecard, SessionInfo
 
-__all__ = ["RunFilter", "RunSummary", "ScoreValue", "StoredRun", "filters", "iso", "like_escape"]
+__all__ = [
+    "LIST_RUNS",
+    "RunFilter",
+    "RunSummary",
+    "ScoreValue",
+    "StoredRun",
+    "filters",
+    "iso",
+    "like_escape",
+]
 
 
 class StoredRun(BaseModel):
@@ -106,6 +115,9 @@ class RunSummary(BaseModel):
     overall: float | None
     goal: str | None
     """The goal_achievement label (e.g. `complete`)."""
+    goal_probability: float | None = None
+    """The probability that the task's own acceptance checks pass (None: judged before
+    it existed, or unscored)."""
     recommendation: str | None
     cost_usd: float
     created_at: datetime
@@ -122,6 +134,16 @@ class ScoreValue(BaseModel):
     value: float
     label: str | None = None
     normalized: float
+
+
+LIST_RUNS = (
+    "SELECT r.*, o.value AS overall, g.label AS goal, "
+    "json_extract(r.meta, '$._card.goal_probability') AS goal_probability FROM runs r "
+    "LEFT JOIN scores o ON o.run_id = r.id AND o.name = 'overall_quality' "
+    "LEFT JOIN scores g ON g.run_id = r.id AND g.name = 'goal_achievement'"
+)
+"""`RunSummary` rows: each run with its overall, goal label and goal probability (kept
+in the run's meta, `store._IN_META`), before its WHERE clause."""
 
 
 def iso(dt: datetime) -> str:

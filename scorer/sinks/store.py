@@ -35,6 +35,7 @@ from scorer._sqlite import connect, transaction, write_lock
 from scorer.errors import SinkError
 from scorer.models import DimensionScore, JudgeUsage, Scorecard, TimelineEvent
 from scorer.settings import get_settings
+from scorer.sinks._store_query import LIST_RUNS as _LIST_RUNS
 from scorer.sinks._store_query import (
     RunFilter,
     RunSummary,
@@ -401,7 +402,7 @@ class ScoreStore:
         since: datetime | None = None,
         where: RunFilter | None = None,
     ) -> list[RunSummary]:
-        """The newest runs first, with overall and goal label joined in.
+        """The newest runs first, with overall, goal label and goal probability joined in.
 
         Args:
             limit: At most this many.
@@ -418,10 +419,7 @@ class ScoreStore:
             clause += " AND r.created_at >= ?"
             params += (_iso(since),)
         rows = self._query(
-            "SELECT r.*, o.value AS overall, g.label AS goal FROM runs r "
-            "LEFT JOIN scores o ON o.run_id = r.id AND o.name = 'overall_quality' "
-            "LEFT JOIN scores g ON g.run_id = r.id AND g.name = 'goal_achievement' "
-            f"WHERE {clause} ORDER BY r.created_at DESC, r.id DESC LIMIT ?",
+            f"{_LIST_RUNS} WHERE {clause} ORDER BY r.created_at DESC, r.id DESC LIMIT ?",
             (*params, limit),
         )
         scores = self._score_values([r["id"] for r in rows])

@@ -1,11 +1,12 @@
 """Geometry of the viewer's trend plots (pure): one small chart per score, the template
-draws it as inline SVG. Values are on the normalised 0..1 scale."""
+draws it as inline SVG. Values are on the normalised 0..1 scale; the goal probability's
+chart is the expected success rate per period."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from scorer.results.trends import TREND_SCORES, Trends
+from scorer.results.trends import PROBABILITY, TREND_COLUMNS, Trends
 
 __all__ = ["Plot", "trend_plots"]
 
@@ -25,6 +26,8 @@ class Plot(BaseModel):
     """One score's chart: mean line, CI band polygon, ticks and labels (SVG coordinates)."""
 
     name: str
+    note: str = ""
+    """What the mean means, when it is not a score's (the expected success rate)."""
     width: int = WIDTH
     height: int = HEIGHT
     left: int = LEFT
@@ -72,7 +75,7 @@ def trend_plots(trends: Trends, max_labels: int = 10) -> list[Plot]:
     ]
     ticks = [Point(x=0, y=_y(v), label=f"{v:g}") for v in (0.0, 0.25, 0.5, 0.75, 1.0)]
     plots = []
-    for name in TREND_SCORES:
+    for name in TREND_COLUMNS:
         pts = [(i, p.label, p.stats[name]) for i, p in enumerate(periods) if name in p.stats]
         if not pts:
             continue
@@ -84,6 +87,7 @@ def trend_plots(trends: Trends, max_labels: int = 10) -> list[Plot]:
         plots.append(
             Plot(
                 name=name,
+                note="mean = expected success rate" if name == PROBABILITY else "",
                 line=_coords([(p.x, p.y) for p in points]),
                 band=_coords(upper + lower[::-1]) if len(pts) > 1 else "",
                 points=points,

@@ -109,6 +109,13 @@ def line_with(text: str, token: str) -> str:
     return lines[0]
 
 
+def around(text: str, token: str) -> str:
+    """The line naming `token` and the one above it (a stacked row's two lines)."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if token in _TOKEN.findall(line))
+    return " ".join(lines[max(0, at - 1) : at + 1])
+
+
 def stored_ids() -> list[str]:
     with ScoreStore() as store:
         return store.session_ids()
@@ -129,6 +136,11 @@ def test_scores_list_shows_every_id_date_and_number_whole(home, width, limit):
         assert f"{r['overall']:.2f}" in text
         if r["session"]["started_at"]:
             assert r["session"]["started_at"][:10] in text  # the date in full
+    # Every run's goal probability beside its goal label, whole (heuristic cards carry it).
+    assert all(r["goal_probability"] is not None for r in runs)
+    for r in runs:
+        row = around(text, ids[r["session_id"]]).split()
+        assert r["goal"] in row and f"{r['goal_probability']:.2f}" in row, (r, row)
     terminal = [sid for sid in ids if sid.startswith("terminal:")]
     assert len(terminal) >= (3 if limit == "40" else 1)  # ids sharing a long prefix
     for sid in terminal:
@@ -146,6 +158,9 @@ def test_scores_show_header_never_splits_a_fact(home, width):
     when = run_["session"]["started_at"][:16].replace("T", " ") + " UTC"
     for fact in (run_["session_id"], run_["session"]["agent_model"], when):
         assert any(fact in line for line in text.splitlines()), fact
+    p = f"{run_['goal_probability']:.2f}"
+    rows = [[c.strip() for c in line.split("│")[1:3]] for line in text.splitlines()]
+    assert ["goal_probability", p] in rows, text  # under goal_achievement, whole
 
 
 # --- scorer trends ------------------------------------------------------------------------
@@ -162,12 +177,15 @@ def test_trends_show_periods_means_and_lowest_sessions_whole(home, width, by):
     for period, low in lows:
         line = line_with(text, ids[low["session_id"]])
         assert period["label"] in line and f"{low['overall']:.2f}" in line
-        assert (low["goal"] or "-") in line
+        assert (low["goal"] or "-") in line and f"{low['goal_probability']:.2f}" in line
     for period in data["periods"]:
         row = line_with(text, period["label"])
         assert str(period["n_sessions"]) in row.split()
         for stat in period["stats"].values():
             assert f"{stat['mean']:.2f}" in text
+        # the expected success rate and how many sessions it is over, whole
+        assert f"n={period['stats']['goal_probability']['n']}" in text
+    assert "p(goal)" in text and "expected success rate" in " ".join(text.split())
 
 
 # --- score-session and score-backfill -------------------------------------------------
@@ -182,8 +200,10 @@ def test_score_session_card_and_dry_run_panel(home, width, monkeypatch):
     text = run(width, "session", str(path), "--no-store")
     assert_fits(text, width)
     overall = f"{card['scores']['overall_quality']['value']:.2f}"
+    p = f"{card['goal_probability']:.2f}"
     for fact in (card["session_id"], card["session"]["agent_model"], overall):
         assert any(fact in line for line in text.splitlines()), fact
+    assert any("goal_probability" in line and p in line.split() for line in text.splitlines())
     panel = run(width, "session", str(path), "--dry-run")
     assert_fits(panel, width)
     words = {w.strip("│,") for w in panel.split()}
@@ -212,6 +232,8 @@ def test_llm_card_usage_line_and_checklist_fit(width):
     text = console.export_text()
     assert_fits(text, width)
     u = card.usage
+    assert card.goal_probability is not None
+    assert f"{card.goal_probability:.2f}" in _TOKEN.findall(text)
     for number in (f"{u.input_tokens:,}", f"{u.output_tokens:,}", f"${card.cost_usd:.4f}"):
         assert number in _TOKEN.findall(text.replace("/", " ")), number
 
@@ -310,3 +332,5 @@ def test_hook_report_shows_the_id_and_every_score_whole(home):
             f"{score.value:.2f}" if name == "overall_quality" else f"{score.value:g} / 5"
         )
         assert f"| {name} | {value} |" in text
+    assert card.goal_probability is not None
+    assert f"| goal_probability | {card.goal_probability:.2f} | P(the task's own" in text

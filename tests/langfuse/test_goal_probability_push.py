@@ -25,7 +25,7 @@ def settled_card(session_id: str = "sess-p") -> Scorecard:
         first_goal_probability=0.61,
         judge_goal="partial",
         second_opinions=[
-            {"kind": "plain", "p": 0.8, "judge_goal": "complete", "requirements": [{"x": 1}]},
+            {"kind": "sample", "p": 0.8, "judge_goal": "complete", "requirements": [{"x": 1}]},
             {"kind": "adversarial", "p": 0.7836, "judge_goal": "partial", "cost_usd": 0.01},
         ],
     )
@@ -48,7 +48,7 @@ def test_the_list_post_carries_the_probability_as_an_eighth_numeric_score():
     assert meta["goal_probability_model"] == "2026-11-28.2" and meta["normalized"] == 0.7312
     assert meta["first_goal_probability"] == 0.61 and meta["judge_goal"] == "partial"
     assert meta["second_opinions"] == [
-        {"kind": "plain", "p": 0.8, "judge_goal": "complete"},
+        {"kind": "sample", "p": 0.8, "judge_goal": "complete"},
         {"kind": "adversarial", "p": 0.7836, "judge_goal": "partial"},
     ]
     assert meta["rubric_version"] == card.rubric_version and meta["judge"] == "llm"
@@ -58,10 +58,13 @@ def test_the_list_post_carries_the_probability_as_an_eighth_numeric_score():
 
 def test_the_comment_says_how_the_probability_was_made():
     text = probability_comment(settled_card())
-    assert text.startswith("P(the task's own acceptance checks pass) = 0.73")
-    assert "requirement checklist" in text and "fitted model 2026-11-28.2" in text
-    assert "after second opinions (first verdict 0.61; plain 0.80, adversarial 0.78" in text
-    assert "goal_achievement follows from it: complete (the judge said partial)" in text
+    assert text.splitlines() == [
+        "P(the task's own acceptance checks pass) = 0.73, from the judge's requirement "
+        "checklist and the session's outcome signals by the fitted model 2026-11-28.2",
+        "after second opinions: sample 0.80 (complete), adversarial 0.78 (partial); "
+        "the mean with the first verdict's 0.61",
+        "goal_achievement follows from it: complete (the judge said partial)",
+    ]
     plain = make_scorecard(goal_probability=0.2, meta={"goal_probability_model": "v9"})
     assert "second opinions" not in probability_comment(plain)
     assert "the judge said" not in probability_comment(plain)
@@ -69,8 +72,8 @@ def test_the_comment_says_how_the_probability_was_made():
     assert "heuristic judge's rules" in probability_comment(rules)
     assert "(unversioned)" in probability_comment(rules)
     failed = settled_card()
-    failed.meta["second_opinions"] = [{"kind": "plain", "error": "overloaded"}]
-    assert "plain failed" in probability_comment(failed)
+    failed.meta["second_opinions"] = [{"kind": "sample", "error": "overloaded"}]
+    assert "sample: none (overloaded)" in probability_comment(failed)
 
 
 def test_a_card_without_a_probability_pushes_seven_as_before():

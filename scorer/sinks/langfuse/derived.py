@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scorer.goal_note import probability_note, second_opinions
+
 if TYPE_CHECKING:
     from scorer.judge.rubric import Rubric
     from scorer.models import Scorecard
@@ -28,44 +30,10 @@ def pushed_names(scorecard: Scorecard, rubric: Rubric) -> list[str]:
     return [*(s.name for s in rubric.scores), *derived_values(scorecard, rubric)]
 
 
-def _opinions(card: Scorecard) -> list[dict[str, Any]]:
-    return [o for o in card.meta.get("second_opinions") or [] if isinstance(o, dict)]
-
-
-def _p(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, int | float) else "?"
-
-
 def probability_comment(card: Scorecard) -> str:
-    """How the goal probability was made: from what, by which model version, and after
-    which second opinions; and the judge's own label when the probability relabelled it."""
-    meta = card.meta
-    source = (
-        "the heuristic judge's rules and the session's signals"
-        if card.judge == "heuristic"
-        else "the judge's requirement checklist and the session's outcome signals"
-    )
-    model = meta.get("goal_probability_model") or "(unversioned)"
-    text = (
-        f"P(the task's own acceptance checks pass) = {_p(card.goal_probability)}, "
-        f"from {source} by the fitted model {model}"
-    )
-    opinions = _opinions(card)
-    if opinions:
-        asked = ", ".join(
-            f"{o.get('kind')} {_p(o['p'])}" if "p" in o else f"{o.get('kind')} failed"
-            for o in opinions
-        )
-        first = _p(meta.get("first_goal_probability"))
-        text += f", after second opinions (first verdict {first}; {asked}; mean of those had)"
-    text += "."
-    goal = card.scores.get("goal_achievement")
-    if meta.get("judge_goal") and goal is not None:
-        text += (
-            f" goal_achievement follows from it: {goal.label} "
-            f"(the judge said {meta['judge_goal']})."
-        )
-    return text
+    """The Langfuse comment: the probability, how it was made (the model's version), the
+    second opinions it combines and the judge's own label when it was relabelled."""
+    return "\n".join(probability_note(card, value=True))
 
 
 def probability_details(card: Scorecard) -> dict[str, Any]:
@@ -77,7 +45,7 @@ def probability_details(card: Scorecard) -> dict[str, Any]:
         "first_goal_probability": meta.get("first_goal_probability"),
         "second_opinions": [
             {k: o[k] for k in ("kind", "p", "judge_goal", "error") if k in o}
-            for o in _opinions(card)
+            for o in second_opinions(card)
         ],
         "judge_goal": meta.get("judge_goal"),
     }

@@ -3,8 +3,11 @@
    `ScorerCompare(api)` with its helpers and renders what this returns. */
 "use strict";
 window.ScorerCompare = function (api) {
-  const { el, fmt, day, colour, scoreText, titleOf, dims, evidenceItem, prose, tok } = api;
+  const { el, fmt, day, colour, scoreText, titleOf, dims, evidenceItem, prose, tok, score, probScore } = api;
   const NAMES = [api.overall, ...dims.map((d) => d.name)];
+  // The scores table's rows: the goal probability (0–1) right under goal_achievement.
+  const ROWS = NAMES.flatMap((n) => (n === "goal_achievement" ? [n, api.prob] : [n]));
+  const scoreOf = (r, name) => (name === api.prob ? probScore(r) : r.card.scores[name]);
 
   /* ---------- cohorts: what a run is grouped by ---------- */
   const COHORT_KEYS = {
@@ -52,8 +55,8 @@ window.ScorerCompare = function (api) {
       el("div", { cls: "sides" }, runHead(a, "A"), runHead(b, "B")));
     const table = el("table", { cls: "cmp" }, el("tr", {},
       el("th", { text: "score" }), el("th", { text: "A" }), el("th", { text: "B" }), el("th", { text: "B − A", title: "difference on the normalised 0–1 scale" })));
-    for (const name of NAMES) {
-      const sa = a.card.scores[name], sb = b.card.scores[name];
+    for (const name of ROWS) {
+      const sa = scoreOf(a, name), sb = scoreOf(b, name);
       table.append(el("tr", { "data-score": name }, el("td", { text: name }), el("td", {}, chip(sa)), el("td", {}, chip(sb)),
         delta(sa ? sa.normalized : null, sb ? sb.normalized : null)));
     }
@@ -82,11 +85,11 @@ window.ScorerCompare = function (api) {
     }
     return [...newest.values()];
   }
-  function stats(list, name) {
-    const vals = list.map((r) => r.card.scores[name]).filter(Boolean);
+  function stats(list, name) {   // the goal probability's mean is the cohort's expected success rate
+    const vals = list.map((r) => scoreOf(r, name)).filter(Boolean);
     if (!vals.length) return { n: 0, mean: null, labels: "" };
     const counts = new Map();
-    for (const s of vals) if (s.label) counts.set(s.label, (counts.get(s.label) || 0) + 1);
+    for (const s of vals) if (s.label && name !== api.prob) counts.set(s.label, (counts.get(s.label) || 0) + 1);
     const labels = [...counts].sort((x, y) => y[1] - x[1]).map(([l, k]) => `${l} ${k}`).join(" · ");
     return { n: vals.length, mean: vals.reduce((t, s) => t + s.normalized, 0) / vals.length, labels };
   }
@@ -95,8 +98,8 @@ window.ScorerCompare = function (api) {
     const diffs = [];
     for (const r of b) {
       const other = inA.get(r.card.session_id);
-      const sa = other && other.card.scores[name], sb = r.card.scores[name];
-      if (sa && sb) diffs.push(sb.normalized - sa.normalized);
+      const sa = other ? score(other, name) : null, sb = score(r, name);
+      if (sa !== null && sb !== null) diffs.push(sb - sa);
     }
     return diffs.length ? { n: diffs.length, mean: diffs.reduce((t, d) => t + d, 0) / diffs.length } : null;
   }
@@ -110,11 +113,12 @@ window.ScorerCompare = function (api) {
     wrap.append(el("h2", { text: `Cohorts by ${COHORT_KEYS[key][0]}: ${va} vs ${vb}` }),
       el("p", { cls: "muted", text: `A = ${va}: ${a.length} session(s) · B = ${vb}: ${b.length} session(s). ` +
         "Scored runs that pass the index filters, each session's newest run per cohort; means on the normalised 0–1 scale. " +
-        "“paired” is the mean difference over sessions scored in both cohorts." }));
+        "“paired” is the mean difference over sessions scored in both cohorts. " +
+        "The mean goal_probability is the cohort's expected success rate (over the sessions that have one)." }));
     const table = el("table", { cls: "cmp" }, el("tr", {},
       el("th", { text: "score" }), el("th", { text: "A mean" }), el("th", { text: "n" }), el("th", { text: "B mean" }), el("th", { text: "n" }),
       el("th", { text: "B − A" }), el("th", { text: "paired (sessions)" }), el("th", { text: "A labels" }), el("th", { text: "B labels" })));
-    for (const name of NAMES) {
+    for (const name of ROWS) {
       const sa = stats(a, name), sb = stats(b, name), p = paired(a, b, name);
       const mean = (s) => { const td = el("td", { cls: "num", text: fmt(s.mean) }); td.style.background = colour(s.mean); return td; };
       const pd = p ? delta(0, p.mean) : el("td", { cls: "num", text: "–" });

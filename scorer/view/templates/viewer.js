@@ -15,6 +15,9 @@
   const byId = new Map(runs.map((r) => [String(r.run_id), r]));
   const dims = DATA.dimensions;
   const OVERALL = DATA.overall;
+  const PROB = "goal_probability";   // 0–1, computed in code; its mean is an expected success rate
+  // The index's score columns: the overall, the dimensions, the goal probability beside the goal.
+  const SCORED = [OVERALL, ...dims.flatMap((d) => (d.name === "goal_achievement" ? [d.name, PROB] : [d.name]))];
   const $ = (id) => document.getElementById(id);
 
   function el(tag, attrs, ...children) {
@@ -60,16 +63,19 @@
     return s.name === OVERALL ? fmt(s.value) : String(Number(s.value));
   }
   function score(r, name) {
+    if (name === PROB) return typeof r.card.goal_probability === "number" ? r.card.goal_probability : null;
     const s = r.card.scores[name];
     return s ? s.normalized : null;
   }
+  // The goal probability as a score-like object for chips: shown with two decimals.
+  const probScore = (r) => (score(r, PROB) === null ? null : { name: PROB, value: score(r, PROB), normalized: score(r, PROB), label: fmt(score(r, PROB)) });
 
   /* ---------- URL state ---------- */
   function parseHash() {
     const h = location.hash || "#/", q = h.indexOf("?");
     return { path: q < 0 ? h.slice(1) : h.slice(1, q), params: new URLSearchParams(q < 0 ? "" : h.slice(q + 1)) };
   }
-  const FILTERS = { q: "f-q", project: "f-project", agent: "f-agent", judge: "f-judge", rec: "f-rec", from: "f-from", to: "f-to", below: "f-below" };
+  const FILTERS = { q: "f-q", project: "f-project", agent: "f-agent", judge: "f-judge", rec: "f-rec", from: "f-from", to: "f-to", below: "f-below", pmin: "f-pmin", pmax: "f-pmax" };
   const state = { sort: "start", asc: false, shown: PAGE, sel: [] };
   let lastIndex = "#/";
 
@@ -105,12 +111,11 @@
     ["agent", "agent model", (r) => r.card.session.agent_model || ""],
     ["source", "source", (r) => r.card.source],
     ["judge", "judge", (r) => r.card.judge + (r.card.model ? " " + r.card.model : "")],
-    [OVERALL, "overall", (r) => score(r, OVERALL)],
-    ...dims.map((d) => [d.name, d.short, (r) => score(r, d.name)]),
+    ...SCORED.map((name) => [name, name === OVERALL ? "overall" : name === PROB ? "p(goal)" : dims.find((d) => d.name === name).short, (r) => score(r, name)]),
     ["recommendation", "rec.", (r) => r.card.recommendation || ""],
   ];
   const WIDE = new Set(["agent", "source", "judge", "project", "recommendation"]);   // hidden on narrow screens
-  const ABBR = { process_adherence: "proc", tool_efficiency: "tool", context_efficiency: "ctx", error_handling: "err", output_quality: "out" };
+  const ABBR = { process_adherence: "proc", tool_efficiency: "tool", context_efficiency: "ctx", error_handling: "err", output_quality: "out", goal_probability: "p" };
   function filterRuns(f) {
     const q = (f.q || "").toLowerCase();
     return runs.filter((r) => {
@@ -122,6 +127,8 @@
       if (f.from && st < f.from) return false;
       if (f.to && st > f.to) return false;
       if (f.below && !(c.status === "scored" && score(r, OVERALL) < Number(f.below))) return false;
+      if (f.pmin && !(score(r, PROB) !== null && score(r, PROB) >= Number(f.pmin))) return false;
+      if (f.pmax && !(score(r, PROB) !== null && score(r, PROB) <= Number(f.pmax))) return false;
       if (q) {
         const s = c.session;
         const hay = [c.title, s.task, s.project, c.session_id, s.branch, s.agent_model, c.summary, c.model].join(" ").toLowerCase();
@@ -171,10 +178,11 @@
       el("td", { cls: "wide", text: plural(new Set(list.map((r) => r.card.session.project).filter(Boolean)).size, "project") }),
       el("td", { cls: "wide", text: plural(new Set(list.map((r) => r.card.session.agent_model).filter(Boolean)).size, "model") }),
       el("td", { cls: "wide" }), el("td", { cls: "wide" })];
-    for (const name of [OVERALL, ...dims.map((d) => d.name)]) {
+    for (const name of SCORED) {
       const vals = scored.map((r) => score(r, name)).filter((v) => v !== null);
       const mean = vals.length ? vals.reduce((t, v) => t + v, 0) / vals.length : null;
-      const td = el("td", { cls: "score", "data-score": name, text: fmt(mean), title: `mean of ${vals.length} normalised (0–1) score(s)` });
+      const what = name === PROB ? `mean goal probability of ${plural(vals.length, "run")}: the expected success rate` : `mean of ${vals.length} normalised (0–1) score(s)`;
+      const td = el("td", { cls: "score", "data-score": name, text: fmt(mean), title: what });
       td.style.background = colour(mean);
       cells.push(td);
     }
@@ -197,9 +205,9 @@
       el("td", { cls: "wide nw", text: c.source }),
       el("td", { cls: "wide nw", text: c.judge, title: c.model || "" }),
     );
-    for (const name of [OVERALL, ...dims.map((d) => d.name)]) {
-      const s = c.scores[name];
-      const td = el("td", { cls: "score", text: c.status === "scored" ? scoreText(s) : (name === OVERALL ? "unscored" : "") });
+    for (const name of SCORED) {
+      const s = name === PROB ? probScore(r) : c.scores[name];
+      const td = el("td", { cls: "score", "data-score": name, text: c.status === "scored" ? scoreText(s) : (name === OVERALL ? "unscored" : "") });
       td.style.background = colour(s ? s.normalized : null);
       tr.append(td);
     }
@@ -318,10 +326,30 @@
       const ev = el("ul", { cls: "evidence" }, ...sc.evidence.map((e) => evidenceItem(r, name, e)));
       const note = name === "goal_achievement" && c.meta && c.meta.checklist_conflict ? el("div", { cls: "conflict", text: "does not follow the checklist: " + c.meta.checklist_conflict }) : null;
       table.append(el("tr", { id: `score-${name}` }, el("td", { text: name }), el("td", {}, chip), el("td", {}, el("div", { cls: "rationale", text: prose(sc.rationale) }), note, ev)));
+      if (name === "goal_achievement" && probScore(r)) table.append(probabilityRow(r));
     }
     wrap.append(el("h3", { text: "scores" }), table);
     if (c.unknown_refs && c.unknown_refs.length) wrap.append(el("p", { cls: "invalid", text: "judge cited unknown events: " + c.unknown_refs.map((n) => "#" + n).join(" ") }));
     return wrap;
+  }
+  // The goal probability under goal_achievement: how it was made, the second opinions it
+  // combines (each with its probability and label), and the judge's own label when the
+  // probability relabelled the goal (as `scores show` prints it).
+  function probabilityRow(r) {
+    const c = r.card, meta = c.meta || {}, p = probScore(r);
+    const chip = el("span", { cls: "chip", text: p.label });
+    chip.style.background = colour(p.normalized);
+    const from = c.judge === "heuristic" ? "the heuristic judge's rules and the session's signals" : "the judge's requirement checklist and the session's outcome signals";
+    const cell = el("td", {}, el("div", { cls: "rationale", text: `P(the task's own acceptance checks pass), from ${from} by the fitted model ${meta.goal_probability_model || "(unversioned)"}` }));
+    const asked = (meta.second_opinions || []).filter((o) => o && typeof o === "object");
+    if (asked.length) {
+      cell.append(el("div", { cls: "muted", text: "the mean of the first verdict and the second opinions:" }), el("ul", { cls: "opinions", id: "opinions" },
+        el("li", { "data-kind": "first" }, "first verdict ", tok(fmt(meta.first_goal_probability))),
+        ...asked.map((o) => el("li", { "data-kind": o.kind }, `${o.kind} `, typeof o.p === "number" ? tok(fmt(o.p)) : `none (${o.error || "no answer"})`, o.judge_goal ? ` → ${o.judge_goal}` : ""))));
+    }
+    const goal = c.scores.goal_achievement;
+    if (meta.judge_goal && goal && goal.label !== meta.judge_goal) cell.append(el("div", { cls: "conflict relabel", text: `goal_achievement follows from it: ${goal.label} (the judge said ${meta.judge_goal})` }));
+    return el("tr", { id: `score-${PROB}` }, el("td", { text: PROB }), el("td", {}, chip), cell);
   }
   function orderedScores(c) {   // overall first, then the dimensions by weight
     const order = [OVERALL, ...dims.map((d) => d.name)];
@@ -469,7 +497,7 @@
   }
 
   /* ---------- router ---------- */
-  const compare = window.ScorerCompare({ el, fmt, day, colour, scoreText, titleOf, dims, evidenceItem, prose, tok, indexParams, overall: OVERALL });
+  const compare = window.ScorerCompare({ el, fmt, day, colour, scoreText, titleOf, dims, evidenceItem, prose, tok, indexParams, overall: OVERALL, score, probScore, prob: PROB });
   let cohortPicker = null;
   function show(view) {
     for (const id of ["index", "session", "compare-view", "missing", "trends"]) $(id).classList.toggle("hidden", id !== view);
