@@ -36,6 +36,13 @@ PROJECTS = ["tinycalc", "billing-api", "web-console", "etl-jobs"]
 
 
 AGENTS = ["claude-opus-4-6", "claude-sonnet-4-6"]
+_P_RANGE = {
+    "failed": (0.02, 0.2),
+    "partial": (0.2, 0.6),
+    "complete": (0.55, 0.95),
+    "exceeded": (0.7, 0.98),
+}
+"""Goal probabilities per goal label for the pictures (made up, like the scores)."""
 
 
 def _vary(card: Scorecard, rng: random.Random, few_good: bool, texts: dict[int, str]) -> None:
@@ -53,6 +60,9 @@ def _vary(card: Scorecard, rng: random.Random, few_good: bool, texts: dict[int, 
         )
         for ref in card.scores[dim.name].evidence:
             ref.quote = " ".join(texts.get(ref.event, "").split()[1:9])
+    # A goal probability that goes with the goal label, as the fitted model's would.
+    low, high = _P_RANGE[card.scores["goal_achievement"].label or "partial"]
+    card.goal_probability = round(rng.uniform(low, high), 4)
     overall = rubric.overall({n: s.normalized for n, s in card.scores.items() if n != OVERALL})
     card.scores[OVERALL] = DimensionScore(
         name=OVERALL,
