@@ -246,10 +246,7 @@ def apply_probability(
                 "rationale": note + goal.rationale,
             }
         )
-    return card.model_copy(
-        update={
-            "goal_probability": round(p, 4),
-            "scores": with_overall(scores, rubric),
-            "meta": meta,
-        }
-    )
+    update: dict[str, Any] = {"goal_probability": round(p, 4), "meta": meta}
+    if label != goal.label:  # the overall follows the new goal
+        update["scores"] = with_overall(scores, rubric)
+    return card.model_copy(update=update)
