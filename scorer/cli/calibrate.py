@@ -148,6 +148,11 @@ def _fill_and_report(labels: list, opts: FillOptions) -> None:
         note(f"scored {plural(judged, 'session')} with the {opts.judge} judge{cost}")
     if done.reused:
         note(f"reused {plural(done.reused, opts.judge + ' scorecard')} already in the store")
+    if done.copied:
+        note(
+            f"copied {plural(done.copied, opts.judge + ' scorecard')} of the same judge from "
+            "production into the calibration collection (not judged again)"
+        )
     if done.unscored:
         err.print(f"{plural(done.unscored, 'session')} unscored (see `scorer scores list`)")
     if done.not_started:

@@ -6,6 +6,9 @@ judge, so this is built for a long, paid run:
     resume       a session already scored in the store with the same judge, model, rubric
                  version and prompt version is reused, never paid for twice; re-running
                  after an interruption or a cost cap continues where it stopped
+    apart        calibration runs are stored in the `calibration` collection, beside (never
+                 in place of) production runs of the same session; a production card of
+                 the same identity is copied there instead of judging the session again
     concurrency  sessions are judged by a thread pool (`--concurrency`)
     cost cap     a session starts only if spent + in-flight estimates + its own estimate
                  stay under `--max-cost`; the rest are reported as not started
@@ -30,6 +33,7 @@ from scorer.prepare.prepared import PrepOptions
 if TYPE_CHECKING:
     from scorer.jobs.estimate import Estimator
     from scorer.judge.base import Judge
+    from scorer.models import Scorecard
     from scorer.settings import Settings
     from scorer.sinks.store import ScoreStore
 
@@ -43,7 +47,11 @@ class FillResult:
 
     scored: int = 0
     reused: int = 0
-    """Labelled sessions already scored with the same judge, model, rubric and prompt."""
+    """Labelled sessions already scored for calibration with the same judge, model,
+    rubric and prompt."""
+    copied: int = 0
+    """Labelled sessions whose production card (same identity) was copied into the
+    calibration collection instead of being judged again."""
     not_started: int = 0
     """Left for the next run by the cost cap."""
     failed: list[tuple[str, str]] = field(default_factory=list)
@@ -101,9 +109,11 @@ def fill(labels: list[Label], opts: FillOptions, on_done: OnDone | None = None) 
     chunking = PrepOptions.from_settings(settings)
     result = FillResult()
     with ScoreStore(settings.store_path) as store:
-        current = _current(store, judge)
-        pending = [lab for lab in todo(labels) if lab.session_id not in current]
-        result.reused = len(todo(labels)) - len(pending)
+        wanted = todo(labels)
+        current = _current(store, judge, "calibration")
+        result.copied = _copy_production(store, judge, wanted, current)
+        pending = [lab for lab in wanted if lab.session_id not in current]
+        result.reused = len(wanted) - len(pending) - result.copied
 
         def one(label: Label) -> None:
             _score_one(label, judge, store, step, chunking, result)
@@ -128,18 +138,44 @@ def _estimator(judge: Judge, settings: Settings) -> Estimator | None:
     return Estimator(judge, counts=TokenCountCache(settings.token_counts_path))
 
 
-def _current(store: ScoreStore, judge: Judge) -> set[str]:
-    """Sessions scored by this judge, model, rubric version and prompt version."""
+def _current_cards(store: ScoreStore, judge: Judge, collection: str) -> list[Scorecard]:
+    """Scored cards of this judge, model, rubric version and prompt version in `collection`."""
     from scorer.judge.rubric import default_rubric
 
     cards = store.scorecards(
-        judge=judge.kind, model=judge.model, rubric_version=default_rubric().version
+        judge=judge.kind,
+        model=judge.model,
+        rubric_version=default_rubric().version,
+        collection=collection,
     )
-    return {
-        c.session_id
-        for c in cards
-        if c.status == "scored" and c.prompt_version == judge.prompt_version
-    }
+    return [c for c in cards if c.status == "scored" and c.prompt_version == judge.prompt_version]
+
+
+def _current(store: ScoreStore, judge: Judge, collection: str) -> set[str]:
+    """Sessions with a current card (`_current_cards`) in `collection`."""
+    return {c.session_id for c in _current_cards(store, judge, collection)}
+
+
+def _copy_production(
+    store: ScoreStore, judge: Judge, wanted: list[Label], current: set[str]
+) -> int:
+    """Copy the production card of each wanted session without a calibration card into
+    the calibration collection (adding it to `current`): the same judge already scored
+    it, and calibration keeps its own runs without paying for them twice.
+
+    Returns:
+        How many were copied.
+    """
+    ids = {lab.session_id for lab in wanted} - current
+    copied = 0
+    for card in _current_cards(store, judge, "production"):
+        if card.session_id in ids and card.session_id not in current:
+            copy = card.model_copy(deep=True, update={"collection": "calibration"})
+            copy.meta["copied_from"] = "production"
+            store.save(copy)
+            current.add(card.session_id)
+            copied += 1
+    return copied
 
 
 def _score_one(

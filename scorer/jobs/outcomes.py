@@ -37,12 +37,13 @@ def estimate_if_judged(ctx: Context, ref: SessionRef) -> SessionResult:
 def describe(
     results: list[SessionResult], store: ScoreStore, judge: str, model: str | None
 ) -> list[SessionResult]:
-    """The results with each session's title, goal and overall from its stored card of
-    this judge and model (skipped sessions included), in one query per 500 sessions."""
+    """The results with each session's title, goal and overall from its stored
+    production card of this judge and model (skipped sessions included), in one query per
+    500 sessions."""
     ids = [r.session_id for r in results]
     found: dict[str, RunSummary] = {}
     for start in range(0, len(ids), _CHUNK):
-        where = RunFilter(session_ids=ids[start : start + _CHUNK], judge=judge, collection=None)
+        where = RunFilter(session_ids=ids[start : start + _CHUNK], judge=judge)
         for run in store.list_runs(limit=2 * _CHUNK, where=where):
             if run.model == model and run.session_id not in found:  # newest first
                 found[run.session_id] = run

@@ -28,6 +28,7 @@ from scorer.models import JudgeUsage, Scorecard
 from scorer.prepare import Prepared
 from scorer.prepare.prepared import rebudget
 from scorer.sinks.base import Published, publish
+from scorer.sinks.store import RunFilter
 
 
 def already_scored(ctx: Context, ref: SessionRef) -> bool:
@@ -141,7 +142,9 @@ def push_pending(ctx: Context, session_id: str) -> bool:
     was partial (a 207 rejected some scores), and this run pushes: finish it, don't judge."""
     if not ctx.services.sinks or ctx.opts.rescore:
         return False
-    runs = ctx.services.store.list_runs(limit=5, session_id=session_id, judge=ctx.opts.judge)
+    runs = ctx.services.store.list_runs(
+        limit=5, session_id=session_id, judge=ctx.opts.judge, where=RunFilter()
+    )
     return any(
         r.model == ctx.judge_model
         and r.rubric_version == ctx.rubric_version
@@ -153,7 +156,9 @@ def push_pending(ctx: Context, session_id: str) -> bool:
 
 def push_stored(ctx: Context, session_id: str, why: str) -> SessionResult:
     """Publish the stored card again (no judge call) and report what the sinks took."""
-    card = ctx.services.store.latest(session_id, judge=ctx.opts.judge, model=ctx.judge_model)
+    card = ctx.services.store.latest(
+        session_id, judge=ctx.opts.judge, model=ctx.judge_model, collection="production"
+    )
     result = SessionResult(session_id=session_id, outcome="scored", reason=why)
     if card is None:
         ctx.ledger.set_state(session_id, "written", why)

@@ -322,7 +322,7 @@ def ledger_gate(ctx: Context, row: dict[str, Any], sid: str) -> SessionResult | 
     """The result for a session this run must not judge (done, out of attempts, unscored,
     stopped), or None to go on. Shared by the direct and the Message Batches paths."""
     state = row.get("state", "discovered")
-    if state in DONE_STATES:
+    if state in DONE_STATES and not _card_gone(ctx, state, sid):
         return SessionResult(
             session_id=sid, outcome="skipped", reason=f"already {state} in this run"
         )
@@ -338,6 +338,18 @@ def ledger_gate(ctx: Context, row: dict[str, Any], sid: str) -> SessionResult | 
     if ctx.stop.is_set() or ctx.budget.stopped:
         return SessionResult(session_id=sid, outcome="not_started", reason=_stop_reason(ctx))
     return None
+
+
+def _card_gone(ctx: Context, state: str, sid: str) -> bool:
+    """A local session this run skipped as already scored whose production card the store
+    no longer holds: judged after all. (A store written before runs were kept apart by
+    collection skipped sessions that only had a calibration card.) Langfuse sessions are
+    left alone: Langfuse's own scores may be what made them skip."""
+    if state != "skipped" or ctx.opts.source != "claude-code":
+        return False
+    return not ctx.services.store.is_scored(
+        sid, ctx.rubric_version, ctx.judge_model, ctx.opts.judge
+    )
 
 
 def capped_reason(row: dict[str, Any], max_attempts: int) -> str:
