@@ -111,10 +111,12 @@ def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> N
     if s.sessions:
         err.print(results_table(s.sessions, err.width))
     if s.dry_run:
-        to_judge = s.selected - s.skipped - s.unscored - s.failed - s.not_started
+        to_judge = s.selected - s.skipped - s.unscored - s.failed - s.not_started - s.busy
         err.print(
             f"[bold]dry run[/] {plural(to_judge, 'session')} to judge (of {s.selected} selected: "
-            f"{s.skipped} already done, {s.unscored + s.failed} final or out of attempts; "
+            f"{s.skipped} already done, {s.unscored + s.failed} final or out of attempts"
+            + (f", {s.busy} being scored by another process" if s.busy else "")
+            + "; "
             f"{s.discovered} found, {s.active} active): "
             f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
             f"~${s.estimated_cost_usd:.4f}"
@@ -128,8 +130,9 @@ def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> N
             f"[bold]backfill {s.run_key}[/]: {s.scored} scored, "
             + (f"{s.incomplete} incomplete in Langfuse, " if s.incomplete else "")
             + f"{s.skipped} skipped, "
-            f"{s.unscored} unscored, {s.failed} failed, {not_started_text(s, cost_cap)} "
-            f"(of {s.selected} selected, {s.discovered} found, {s.active} active) — "
+            f"{s.unscored} unscored, {s.failed} failed, {not_started_text(s, cost_cap)}"
+            + (f", {s.busy} being scored by another process " if s.busy else " ")
+            + f"(of {s.selected} selected, {s.discovered} found, {s.active} active) — "
             f"{s.input_tokens:,} in / {s.output_tokens:,} out tokens, ${s.cost_usd:.4f}, "
             f"{s.wall_seconds:.1f}s"
         )

@@ -160,6 +160,13 @@ def _fill_and_report(labels: list, opts: FillOptions) -> None:
             f"[yellow]--max-cost reached:[/] {plural(done.not_started, 'session')} not started; "
             "run the same command again to continue"
         )
+    for sid, reason in done.busy[:5]:
+        err.print(f"[yellow]skipped[/] {sid}: {reason}", highlight=False)
+    if done.busy:
+        err.print(
+            f"{plural(len(done.busy), 'session')} left to other processes: not in this report; "
+            "run the same command again once they end"
+        )
     for sid, reason in done.failed[:5]:
         err.print(f"[red]failed[/] {sid}: {reason}", highlight=False)
     if len(done.failed) > 5:

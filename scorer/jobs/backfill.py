@@ -70,7 +70,7 @@ from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse
 from scorer.jobs.escalation import escalate_run
 from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, remember_limits
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
-from scorer.jobs.outcomes import describe
+from scorer.jobs.outcomes import describe, settle_busy
 from scorer.jobs.prep_pool import PrepPool, pool_workers
 from scorer.jobs.ratelimit import RateLimiter, StopSignal
 from scorer.jobs.run_state import (
@@ -83,6 +83,7 @@ from scorer.jobs.run_state import (
     SessionResult,
 )
 from scorer.jobs.selection import select
+from scorer.jobs.session_leases import SessionLeases
 from scorer.jobs.setup import run_settings
 from scorer.judge.base import LazyJudge, make_judge
 from scorer.judge.config import JudgeConfig
@@ -346,6 +347,7 @@ def _run(
         notes=found.notes(),
     )
     ledger = Ledger(run.store_path, key, key_params)
+    leases = SessionLeases(run.store_path, "score-backfill")
     try:  # every thread's ledger connection is closed when the run is done with it
         refs = _with_unfinished(
             select(
@@ -371,14 +373,14 @@ def _run(
         ctx = Context(
             opts, services, ledger, Budget(opts.max_cost), run.model, rubric_version, run.stop
         )
-        ctx.events = run.events
+        ctx.events, ctx.leases = run.events, leases
         ctx.plan = chunk_plan(opts, services, run.model)
         if "anthropic" in services.limiters and not opts.batch_api:
             services.limiters["anthropic"].watch(ctx.stop)  # a stopped run sends no more calls
         if not opts.dry_run:
             ledger.add((r.session_id, r.origin) for r in refs)
             _build_judge_if_needed(services, ledger, refs)
-        results = run_pool(ctx, refs, progress)
+        results = settle_busy(ctx, run_pool(ctx, refs, progress), summary.notes)
         for result in results:
             summary.add(result)
         summary.sessions = describe(results, services.store, opts.judge, ctx.judge_model)
@@ -403,6 +405,7 @@ def _run(
             summary.notes.append(ctx.plan.used)
         return summary
     finally:
+        leases.close()
         ledger.close()
 
 

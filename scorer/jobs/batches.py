@@ -64,6 +64,8 @@ from scorer.jobs.run_state import (
     failure_trace,
     is_verdict,
     ledger_gate,
+    release_lease,
+    take_lease,
 )
 from scorer.judge.base import BatchJudge
 from scorer.judge.client import ContextWindowExceeded
@@ -151,6 +153,7 @@ class BatchRun:
     def _done(self, sid: str, result: SessionResult) -> None:
         self.results[sid] = result
         self.pending.pop(sid, None)
+        release_lease(self.ctx, sid)
         self.on_result(result)
 
     # --- phase 0: which sessions, prepared ------------------------------------------
@@ -158,8 +161,11 @@ class BatchRun:
     def _start(self, ref: SessionRef) -> SessionResult | Pending:
         """Mirror of `backfill.process` up to the judge call; resumes in-flight sessions."""
         ctx, sid = self.ctx, ref.session_id
-        row = ctx.ledger.get(sid) or {}
-        state = row.get("state", "discovered")
+        settled = ledger_gate(ctx, ctx.ledger.get(sid) or {}, sid) or take_lease(ctx, sid)
+        if settled is not None:
+            return settled
+        row = ctx.ledger.get(sid) or {}  # as it is now that the session is ours (`_done`
+        state = row.get("state", "discovered")  # gives the lease back)
         settled = ledger_gate(ctx, row, sid)
         if settled is not None:
             return settled

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from scorer.calibrate import Label
 from scorer.errors import CredentialsError, ScorerError
+from scorer.jobs.session_leases import SessionLeases
 from scorer.jobs.step import Budget, JudgingStep
 from scorer.prepare.prepared import PrepOptions
 
@@ -56,6 +57,9 @@ class FillResult:
     """Left for the next run by the cost cap."""
     failed: list[tuple[str, str]] = field(default_factory=list)
     """`(session_id, reason)` of sessions that could not be scored now."""
+    busy: list[tuple[str, str]] = field(default_factory=list)
+    """`(session_id, "being scored by process N (...)")` of sessions another process
+    held the lease of (`jobs.session_leases`): left to it, not judged here."""
     unscored: int = 0
     cost_usd: float = 0.0
     """Everything the judge calls cost, failed sessions' calls included."""
@@ -108,15 +112,19 @@ def fill(labels: list[Label], opts: FillOptions, on_done: OnDone | None = None) 
     step = JudgingStep(Budget(opts.max_cost), _estimator(judge, settings))
     chunking = PrepOptions.from_settings(settings)
     result = FillResult()
-    with ScoreStore(settings.store_path) as store:
+    with (
+        ScoreStore(settings.store_path) as store,
+        SessionLeases(settings.store_path, "score-calibrate") as leases,
+    ):
         wanted = todo(labels)
         current = _current(store, judge, "calibration")
         result.copied = _copy_production(store, judge, wanted, current)
         pending = [lab for lab in wanted if lab.session_id not in current]
         result.reused = len(wanted) - len(pending) - result.copied
+        run = _Fill(judge, store, step, chunking, result, leases)
 
         def one(label: Label) -> None:
-            _score_one(label, judge, store, step, chunking, result)
+            run.leased(label)
             if on_done is not None:
                 on_done(result.cost_usd)
 
@@ -124,6 +132,47 @@ def fill(labels: list[Label], opts: FillOptions, on_done: OnDone | None = None) 
             for _ in pool.map(one, pending):
                 pass
     return result
+
+
+@dataclass
+class _Fill:
+    """What scoring one labelled session needs, shared by the pool's threads."""
+
+    judge: Judge
+    store: ScoreStore
+    step: JudgingStep
+    chunking: PrepOptions
+    result: FillResult
+    leases: SessionLeases
+
+    def leased(self, label: Label) -> None:
+        """Score the session under its lease: one a live process holds is left to it, and
+        one another calibration stored meanwhile is reused."""
+        sid = label.session_id
+        holder = self.leases.take(sid)
+        if holder is not None:
+            with self.result._lock:
+                self.result.busy.append((sid, holder.text()))
+            return
+        try:
+            if self._calibrated(sid):
+                with self.result._lock:
+                    self.result.reused += 1
+                return
+            _score_one(label, self.judge, self.store, self.step, self.chunking, self.result)
+        finally:
+            self.leases.release(sid)
+
+    def _calibrated(self, sid: str) -> bool:
+        card = self.store.latest(
+            sid, judge=self.judge.kind, model=self.judge.model, collection="calibration"
+        )
+        return (
+            card is not None
+            and card.status == "scored"
+            and card.prompt_version == self.judge.prompt_version
+            and card.rubric_version == _rubric_version()
+        )
 
 
 def _estimator(judge: Judge, settings: Settings) -> Estimator | None:
@@ -138,14 +187,18 @@ def _estimator(judge: Judge, settings: Settings) -> Estimator | None:
     return Estimator(judge, counts=TokenCountCache(settings.token_counts_path))
 
 
-def _current_cards(store: ScoreStore, judge: Judge, collection: str) -> list[Scorecard]:
-    """Scored cards of this judge, model, rubric version and prompt version in `collection`."""
+def _rubric_version() -> str:
     from scorer.judge.rubric import default_rubric
 
+    return default_rubric().version
+
+
+def _current_cards(store: ScoreStore, judge: Judge, collection: str) -> list[Scorecard]:
+    """Scored cards of this judge, model, rubric version and prompt version in `collection`."""
     cards = store.scorecards(
         judge=judge.kind,
         model=judge.model,
-        rubric_version=default_rubric().version,
+        rubric_version=_rubric_version(),
         collection=collection,
     )
     return [c for c in cards if c.status == "scored" and c.prompt_version == judge.prompt_version]

@@ -11,7 +11,7 @@ card again, without judging it again.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from scorer.errors import ConfigError, CredentialsError, RunStopped, ScorerError
 from scorer.jobs.discovery import SessionRef
@@ -23,6 +23,8 @@ from scorer.jobs.run_state import (
     failure_trace,
     is_verdict,
     ledger_gate,
+    release_lease,
+    take_lease,
 )
 from scorer.models import JudgeUsage, Scorecard
 from scorer.prepare import Prepared
@@ -51,13 +53,26 @@ def already_scored(ctx: Context, ref: SessionRef) -> bool:
 
 
 def process(ctx: Context, ref: SessionRef) -> SessionResult:
-    """Take one session as far as it can go; never raises for a session-level failure."""
+    """Take one session as far as it can go; never raises for a session-level failure.
+
+    Everything after the ledger's gate happens under the session's lease, the store's
+    "already scored" check included: another process that holds it is judging the
+    session (`busy`), and one that held it before us has stored its card by now.
+    """
     sid = ref.session_id
-    row = ctx.ledger.get(sid) or {}
-    state = row.get("state", "discovered")
-    settled = ledger_gate(ctx, row, sid)
+    settled = ledger_gate(ctx, ctx.ledger.get(sid) or {}, sid) or take_lease(ctx, sid)
     if settled is not None:
         return settled
+    try:  # the row as it is now that the session is ours (a copy of this run may be done)
+        row = ctx.ledger.get(sid) or {}
+        return ledger_gate(ctx, row, sid) or _process(ctx, ref, row)
+    finally:
+        release_lease(ctx, sid)
+
+
+def _process(ctx: Context, ref: SessionRef, row: dict[str, Any]) -> SessionResult:
+    sid = ref.session_id
+    state = row.get("state", "discovered")
     attempts: int | None = None  # this try's count, once it is counted
     try:
         resumed = resume_write(ctx, ref, state)

@@ -22,6 +22,7 @@ from scorer.jobs.discovery import SessionRef
 from scorer.jobs.forecast import Forecast
 from scorer.jobs.ledger import DONE_STATES, Ledger
 from scorer.jobs.ratelimit import RateLimiter, StopSignal
+from scorer.jobs.session_leases import SessionLeases
 from scorer.jobs.step import Budget, JudgingStep
 from scorer.models import Session
 from scorer.prepare.prepared import PrepOptions
@@ -43,9 +44,11 @@ PREP_THREADS = 2
 
 SourceName = Literal["claude-code", "langfuse"]
 Outcome = Literal[
-    "scored", "incomplete", "skipped", "unscored", "failed", "not_started", "estimated"
+    "scored", "incomplete", "skipped", "unscored", "failed", "not_started", "estimated", "busy"
 ]
-"""`incomplete`: judged and stored, but Langfuse did not take all seven scores yet."""
+"""`incomplete`: judged and stored, but Langfuse did not take all seven scores yet;
+`busy`: another live process holds the session's lease (`jobs.session_leases`) and is
+scoring it."""
 
 
 class BackfillOptions(BaseModel):
@@ -159,6 +162,9 @@ class BackfillSummary(BaseModel):
     failed: int = 0
     not_started: int = 0
     """Left for the next run (cost cap reached, or interrupted)."""
+    busy: int = 0
+    """Left to another process that was scoring them and had not stored them when this
+    run ended (a session it stored meanwhile is `skipped`, saying so)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -293,6 +299,9 @@ class Context:
     stop: StopSignal = field(default_factory=StopSignal)
     events: RunListener | None = None
     """Told each `RunEvent` (`run_backfill(events=...)`)."""
+    leases: SessionLeases | None = None
+    """The sessions' leases in the store's file: one writer per session across processes
+    (None: no other process to keep out, e.g. a dry run)."""
     plan: ChunkPlan | None = None
     """The chunk budget under the account's rate limit (None: the configured one)."""
     prep_gate: threading.BoundedSemaphore = field(
@@ -338,6 +347,19 @@ def ledger_gate(ctx: Context, row: dict[str, Any], sid: str) -> SessionResult | 
     if ctx.stop.is_set() or ctx.budget.stopped:
         return SessionResult(session_id=sid, outcome="not_started", reason=_stop_reason(ctx))
     return None
+
+
+def take_lease(ctx: Context, sid: str) -> SessionResult | None:
+    """Take the session's lease; the `busy` result when another live process holds it."""
+    holder = ctx.leases.take(sid) if ctx.leases is not None else None
+    if holder is None:
+        return None
+    return SessionResult(session_id=sid, outcome="busy", reason=holder.text())
+
+
+def release_lease(ctx: Context, sid: str) -> None:
+    if ctx.leases is not None:
+        ctx.leases.release(sid)
 
 
 def _card_gone(ctx: Context, state: str, sid: str) -> bool:
