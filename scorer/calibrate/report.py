@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from rich.table import Table
 
-from scorer._fs import write_atomic
 from scorer._text import plural
+from scorer.calibrate.report_files import write_set
 from scorer.calibrate.stats import CalibrationResult, DimensionAgreement, Pair
 from scorer.errors import ConfigError
 
@@ -210,15 +210,9 @@ def _stem(a: DimensionAgreement) -> str:
     return _slug(f"{group_name(a)}-{a.dimension}")
 
 
-def _write_plot_files(plots: dict[str, bytes], plot_dir: Path) -> dict[str, str]:
-    """Write each PNG under `plot_dir`; returns {key: path relative to the report}."""
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for key, png in plots.items():
-        name = key.replace(":", "-") + ".png"
-        (plot_dir / name).write_bytes(png)
-        paths[key] = f"{plot_dir.name}/{name}"
-    return paths
+def _plot_files(plots: dict[str, bytes]) -> dict[str, str]:
+    """{key: `plots/NAME.png`}, each PNG's path relative to the report."""
+    return {key: "plots/" + key.replace(":", "-") + ".png" for key in plots}
 
 
 def _data_uris(plots: dict[str, bytes]) -> dict[str, str]:
@@ -389,26 +383,28 @@ def _render_html(result: CalibrationResult, plots: dict[str, str] | None) -> str
 def write_report(
     result: CalibrationResult, out_dir: Path, *, fmt: Literal["md", "html"] = "md"
 ) -> Path:
-    """Write the report and `calibration.json` to `out_dir`.
+    """Write the report and `calibration.json` to `out_dir`, replacing the report there
+    as a whole (`report_files.write_set`: never a mix of two reports, even after a crash).
 
     `html` is one self-contained `calibration.html` (plots embedded as data URIs);
     `md` is `calibration.md` with its plots in `plots/*.png` beside it.
 
     Returns:
         The path of the Markdown/HTML report.
+
+    Raises:
+        ConfigError: An unknown format, or `out_dir` holds files that are not a report.
     """
     if fmt not in ("md", "html"):
         raise ConfigError(f"unknown report format {fmt!r} (md or html)")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     pngs = make_plots(result)
-    (out_dir / "calibration.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
-    path = out_dir / f"calibration.{fmt}"
+    files = {"calibration.json": result.model_dump_json(indent=2).encode()}
     if fmt == "html":
         text = _render_html(result, _data_uris(pngs) if pngs is not None else None)
     else:
-        links = _write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
+        links = _plot_files(pngs) if pngs is not None else None
+        files.update({links[key]: png for key, png in (pngs or {}).items() if links})
         text = _render_md(result, links)
-    write_atomic(path, text)
-    path.chmod(0o644)  # a report is meant to be shared (the temp file was owner-only)
-    return path
+    files[f"calibration.{fmt}"] = text.encode()
+    write_set(Path(out_dir), files)
+    return Path(out_dir) / f"calibration.{fmt}"

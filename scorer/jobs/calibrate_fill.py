@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from scorer.calibrate import Label
 from scorer.errors import CredentialsError, ScorerError
+from scorer.jobs.run_state import failure_reason, is_verdict
 from scorer.jobs.session_leases import SessionLeases
 from scorer.jobs.step import Budget, JudgingStep
 from scorer.prepare.prepared import PrepOptions
@@ -56,7 +57,12 @@ class FillResult:
     not_started: int = 0
     """Left for the next run by the cost cap."""
     failed: list[tuple[str, str]] = field(default_factory=list)
-    """`(session_id, reason)` of sessions that could not be scored now."""
+    """`(session_id, reason)` of sessions whose judging failed now (an API outage, a bad
+    key...): a rerun tries again."""
+    left_out: list[tuple[str, str]] = field(default_factory=list)
+    """`(session_id, reason)` of sessions that cannot be scored as they are (a transcript
+    that cannot be loaded or prepared, one too long for the judge even re-chunked): the
+    same file fails the same way, so they are left out of the report."""
     busy: list[tuple[str, str]] = field(default_factory=list)
     """`(session_id, "being scored by process N (...)")` of sessions another process
     held the lease of (`jobs.session_leases`): left to it, not judged here."""
@@ -246,6 +252,11 @@ def _score_one(
     try:
         source = resolve(str(label.meta["session_path"]), task=label.meta.get("instruction"))
         prepared = chunking.run(source.load())
+    except Exception as exc:  # a bad transcript: no judge call was made for it
+        with result._lock:
+            result.left_out.append((sid, failure_reason(exc)))
+        return
+    try:
         try:
             card = step.run(prepared, judge).card
         except ScorerError as exc:  # failed after some calls: they are billed all the same
@@ -265,4 +276,6 @@ def _score_one(
         raise
     except Exception as exc:  # one session never stops the calibration run
         with result._lock:
-            result.failed.append((sid, " ".join(str(exc).split()) or type(exc).__name__))
+            (result.left_out if is_verdict(exc) else result.failed).append(
+                (sid, failure_reason(exc))
+            )
