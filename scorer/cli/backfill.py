@@ -19,6 +19,7 @@ from rich.console import Console
 from scorer._text import plural
 from scorer.cli._common import (
     EXIT_ERROR,
+    EXIT_INTERRUPTED,
     EXIT_NOT_STARTED,
     EXIT_OK,
     EXIT_PARTIAL,
@@ -35,7 +36,7 @@ from scorer.cli._common import (
 from scorer.cli._validate import check_window, non_negative, unit_interval, usage_error
 from scorer.cli.progress import BackfillBar
 from scorer.cli.tables import results_table
-from scorer.errors import ConfigError
+from scorer.errors import ConfigError, RunInterrupted
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
 from scorer.jobs.discovery import DiscoveryProgress, watch_discovery
 from scorer.jobs.outcomes import left_unfinished
@@ -121,6 +122,8 @@ def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> N
             f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
             f"~${s.estimated_cost_usd:.4f}"
         )
+        if s.estimate_note:
+            err.print(f"  {s.estimate_note}", markup=False, highlight=False)
         for basis in s.estimate_basis:
             err.print(f"  estimate basis: {basis}", markup=False, highlight=False)
         for line in s.forecast.lines() if s.forecast else []:
@@ -330,12 +333,34 @@ def backfill_command(
     check_combination(opts)
     show = progress and not (as_json or is_quiet())
     with discovery_status(err, enabled=show and source == BackfillSource.langfuse):
-        summary = run_backfill(opts, progress=BackfillBar if show else None)
+        try:
+            summary = run_backfill(opts, progress=BackfillBar if show else None)
+        except RunInterrupted as stopped:
+            raise interrupted(stopped.summary, as_json=as_json) from None
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:
         render_summary(summary, max_cost)
     raise typer.Exit(exit_status(summary, dry_run=dry_run, max_cost=max_cost))
+
+
+def interrupted_line(s: BackfillSummary) -> str:
+    """What an interrupted run stored and spent, and how to go on, in one line."""
+    stored = s.scored + s.incomplete + s.unscored
+    done = f", {s.skipped} already done" if s.skipped else ""
+    return (
+        f"interrupted: {stored} of {plural(s.selected, 'session')} stored this run{done}, "
+        f"{s.not_started} left; ${s.cost_usd:.4f} spent ({s.input_tokens:,} in / "
+        f"{s.output_tokens:,} out tokens); run the same command again to resume"
+    )
+
+
+def interrupted(summary: BackfillSummary, *, as_json: bool) -> typer.Exit:
+    """Ctrl-C: the one-line account (and the JSON summary with `--json`), exit 130."""
+    if as_json:
+        print_json(summary.model_dump(mode="json"))
+    err.print(interrupted_line(summary), highlight=False)
+    return typer.Exit(EXIT_INTERRUPTED)
 
 
 def exit_status(summary: BackfillSummary, *, dry_run: bool, max_cost: float | None) -> int:

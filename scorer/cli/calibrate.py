@@ -12,6 +12,7 @@ import typer
 
 from scorer._text import plural
 from scorer.cli._common import (
+    EXIT_INTERRUPTED,
     EXIT_NOT_STARTED,
     EXIT_PARTIAL,
     EffortOption,
@@ -26,7 +27,7 @@ from scorer.cli._common import (
     print_json,
 )
 from scorer.cli._validate import non_negative
-from scorer.errors import CredentialsError
+from scorer.errors import CredentialsError, RunInterrupted
 from scorer.settings import get_settings
 
 if TYPE_CHECKING:
@@ -195,6 +196,19 @@ def _stop_if_incomplete(done: list[FillResult], out_dir: Path) -> None:
     )
 
 
+def _interrupted(done: FillResult, total: int, judge: str) -> typer.Exit:
+    """Ctrl-C while sessions were judged: what was stored and spent, how to go on."""
+    judged = done.scored + done.unscored
+    err.print(
+        f"interrupted: {judged} of {plural(total, 'labelled session')} judged and stored this "
+        f"run with the {judge} judge ({done.reused + done.copied} already stored), "
+        f"${done.cost_usd:.4f} spent; no report was written; run the same command again to "
+        "resume (what is stored is reused)",
+        highlight=False,
+    )
+    return typer.Exit(EXIT_INTERRUPTED)
+
+
 def _fill_and_report(labels: list, opts: FillOptions) -> FillResult:
     """Score what is missing, with a progress bar on a terminal (not with `-q`), and say
     what happened."""
@@ -202,8 +216,12 @@ def _fill_and_report(labels: list, opts: FillOptions) -> FillResult:
     from scorer.jobs.calibrate_fill import fill, todo
 
     shown = err.is_terminal and not is_quiet()
-    with CostBar(len(todo(labels)), f"{opts.judge} judge", enabled=shown) as bar:
-        done = fill(labels, opts, on_done=bar.advance)
+    total = len(todo(labels))
+    try:
+        with CostBar(total, f"{opts.judge} judge", enabled=shown) as bar:
+            done = fill(labels, opts, on_done=bar.advance)
+    except RunInterrupted as stopped:
+        raise _interrupted(stopped.summary, total, opts.judge) from None
     judged = done.scored + done.unscored
     if judged:
         spent = done.cost_usd - done.failed_cost_usd

@@ -127,10 +127,12 @@ def show_command(
     model: Annotated[str | None, typer.Option(help="Only runs by this model.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
-    """Show the latest stored scorecard of a session."""
+    """Show the latest stored scorecard of a session (its production run when it has one)."""
     with ScoreStore() as store:
         session_id = resolve_session(store, session)
-        card = store.latest(session_id, judge=judge, model=model)
+        card = store.latest(
+            session_id, judge=judge, model=model, collection="production"
+        ) or store.latest(session_id, judge=judge, model=model)
     if card is None:
         raise fail(f"no stored run of {session_id} for judge={judge or '*'} model={model or '*'}")
     if as_json:

@@ -63,12 +63,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scorer.errors import ConfigError, CredentialsError
+from scorer.errors import ConfigError, CredentialsError, RunInterrupted
 from scorer.jobs.backfill_pool import ProgressFactory, run_pool
 from scorer.jobs.discover_local import discover_local
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse
 from scorer.jobs.escalation import escalate_run
-from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, remember_limits
+from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, dry_run_note, remember_limits
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
 from scorer.jobs.outcomes import describe, settle_busy
 from scorer.jobs.prep_pool import PrepPool, pool_workers
@@ -291,6 +291,10 @@ def run_backfill(
 
     Returns:
         The summary; failures are in it, never raised (except credential errors).
+
+    Raises:
+        RunInterrupted: Ctrl-C (or a `KeyboardInterrupt`) stopped the run once the calls
+            on the wire were stored; its `summary` is this run's.
     """
     began = time.monotonic()
     settings = run_settings()
@@ -302,9 +306,13 @@ def run_backfill(
         projects_root=settings.claude_projects,
         stop=stop or StopSignal(),
         events=events,
+        keyed=settings.anthropic_configured,
     )
     try:
         summary = _run(opts, services, run, progress, now)
+    except RunInterrupted as stopped:
+        stopped.summary.wall_seconds = round(time.monotonic() - began, 3)
+        raise
     finally:
         if services.prep is not None:
             services.prep.close()
@@ -323,6 +331,8 @@ class _RunSetup:
     projects_root: Path
     stop: StopSignal
     events: RunListener | None
+    keyed: bool = True
+    """ANTHROPIC_API_KEY is set (a dry run's estimate then counts with count_tokens)."""
 
 
 def _run(
@@ -384,12 +394,16 @@ def _run(
         for result in results:
             summary.add(result)
         summary.sessions = describe(results, services.store, opts.judge, ctx.judge_model)
+        if ctx.interrupted:
+            summary.interrupted = True
+            raise RunInterrupted(summary)
         if opts.dry_run:
             summary.estimated_input_tokens = summary.input_tokens
             summary.estimated_output_tokens = summary.output_tokens
             summary.estimated_cost_usd = summary.cost_usd
             summary.input_tokens = summary.output_tokens = 0
             summary.cost_usd = 0.0
+            summary.estimate_note = dry_run_note(opts.judge, run.keyed)
             if opts.judge == "llm":
                 summary.forecast = dry_run_forecast(opts, run.model, results, summary)
         else:

@@ -468,8 +468,20 @@ def run_batches(
     *,
     on_result: Callable[[SessionResult], None] = lambda r: None,
 ) -> list[SessionResult]:
-    """Score `refs` through Message Batches (see the module docstring)."""
-    return BatchRun(ctx, on_result=on_result).run(refs)
+    """Score `refs` through Message Batches (see the module docstring). Ctrl-C returns what
+    is done, with `ctx.interrupted` set: the rest is `not_started`, its batches kept."""
+    batch = BatchRun(ctx, on_result=on_result)
+    try:
+        return batch.run(refs)
+    except KeyboardInterrupt:
+        ctx.stop.set()
+        ctx.interrupted = True
+    waiting = "stopped; a batch holding it keeps running at Anthropic and the next run collects it"
+    return [
+        batch.results.get(r.session_id)
+        or SessionResult(session_id=r.session_id, outcome="not_started", reason=waiting)
+        for r in refs
+    ]
 
 
 def _sleep(seconds: float) -> None:

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from scorer.calibrate import Label
-from scorer.errors import CredentialsError, ScorerError
+from scorer.errors import CredentialsError, RunInterrupted, ScorerError
+from scorer.jobs.backfill_pool import drain
 from scorer.jobs.run_state import failure_reason, is_verdict
 from scorer.jobs.session_leases import SessionLeases
 from scorer.jobs.step import Budget, JudgingStep
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from scorer.jobs.estimate import Estimator
     from scorer.judge.base import Judge
     from scorer.models import Scorecard
+    from scorer.prepare import Prepared
     from scorer.settings import Settings
     from scorer.sinks.store import ScoreStore
 
@@ -135,8 +137,14 @@ def fill(labels: list[Label], opts: FillOptions, on_done: OnDone | None = None) 
                 on_done(result.cost_usd)
 
         with ThreadPoolExecutor(max_workers=max(1, opts.concurrency)) as pool:
-            for _ in pool.map(one, pending):
-                pass
+            futures = [pool.submit(one, label) for label in pending]
+            try:
+                for fut in as_completed(futures):
+                    fut.result()
+            except KeyboardInterrupt:  # the calls on the wire are stored; nothing new starts
+                run.stopped.set()
+                drain(pool, futures)
+                raise RunInterrupted(result) from None
     return result
 
 
@@ -150,6 +158,8 @@ class _Fill:
     chunking: PrepOptions
     result: FillResult
     leases: SessionLeases
+    stopped: threading.Event = field(default_factory=threading.Event)
+    """Ctrl-C: sessions not yet judged are left (not started)."""
 
     def leased(self, label: Label) -> None:
         """Score the session under its lease: one a live process holds is left to it, and
@@ -165,9 +175,56 @@ class _Fill:
                 with self.result._lock:
                     self.result.reused += 1
                 return
-            _score_one(label, self.judge, self.store, self.step, self.chunking, self.result)
+            self._score(label)
         finally:
             self.leases.release(sid)
+
+    def _score(self, label: Label) -> None:
+        """Load, prepare, judge (the judging step) and store one session; a failure is
+        recorded in the result, never raised (bad credentials stop the run)."""
+        from scorer.sources import resolve
+
+        sid, result = label.session_id, self.result
+        try:
+            source = resolve(str(label.meta["session_path"]), task=label.meta.get("instruction"))
+            prepared = self.chunking.run(source.load())
+        except Exception as exc:  # a bad transcript: no judge call was made for it
+            with result._lock:
+                result.left_out.append((sid, failure_reason(exc)))
+            return
+        if self.stopped.is_set():  # Ctrl-C while it was prepared
+            with result._lock:
+                result.not_started += 1
+            return
+        try:
+            self._judge(prepared)
+        except CredentialsError:
+            raise
+        except Exception as exc:  # one session never stops the calibration run
+            with result._lock:
+                (result.left_out if is_verdict(exc) else result.failed).append(
+                    (sid, failure_reason(exc))
+                )
+
+    def _judge(self, prepared: Prepared) -> None:
+        from scorer.sinks.base import publish
+
+        result = self.result
+        try:
+            card = self.step.run(prepared, self.judge).card
+        except ScorerError as exc:  # failed after some calls: they are billed all the same
+            result.add_cost(exc.spent_usd, failed=True)
+            raise
+        if card is None:  # the cost cap
+            with result._lock:
+                result.not_started += 1
+            return
+        result.add_cost(card.cost_usd)
+        card.collection = "calibration"  # kept out of production lists, trends and views
+        publish(card, [self.store])
+        with result._lock:
+            result.scored += card.status == "scored"
+            result.unscored += card.status != "scored"
 
     def _calibrated(self, sid: str) -> bool:
         card = self.store.latest(
@@ -235,47 +292,3 @@ def _copy_production(
             current.add(card.session_id)
             copied += 1
     return copied
-
-
-def _score_one(
-    label: Label,
-    judge: Judge,
-    store: ScoreStore,
-    step: JudgingStep,
-    chunking: PrepOptions,
-    result: FillResult,
-) -> None:
-    from scorer.sinks.base import publish
-    from scorer.sources import resolve
-
-    sid = label.session_id
-    try:
-        source = resolve(str(label.meta["session_path"]), task=label.meta.get("instruction"))
-        prepared = chunking.run(source.load())
-    except Exception as exc:  # a bad transcript: no judge call was made for it
-        with result._lock:
-            result.left_out.append((sid, failure_reason(exc)))
-        return
-    try:
-        try:
-            card = step.run(prepared, judge).card
-        except ScorerError as exc:  # failed after some calls: they are billed all the same
-            result.add_cost(exc.spent_usd, failed=True)
-            raise
-        if card is None:
-            with result._lock:
-                result.not_started += 1
-            return
-        result.add_cost(card.cost_usd)
-        card.collection = "calibration"  # kept out of production lists, trends and views
-        publish(card, [store])
-        with result._lock:
-            result.scored += card.status == "scored"
-            result.unscored += card.status != "scored"
-    except CredentialsError:
-        raise
-    except Exception as exc:  # one session never stops the calibration run
-        with result._lock:
-            (result.left_out if is_verdict(exc) else result.failed).append(
-                (sid, failure_reason(exc))
-            )

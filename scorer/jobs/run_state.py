@@ -149,6 +149,8 @@ class BackfillSummary(BaseModel):
 
     run_key: str
     dry_run: bool = False
+    interrupted: bool = False
+    """Ctrl-C ended the run early (the counts are what it did until then)."""
     discovered: int = 0
     active: int = 0
     """Sessions left alone because they were active within the idle threshold."""
@@ -173,6 +175,9 @@ class BackfillSummary(BaseModel):
     estimated_cost_usd: float = 0.0
     estimate_basis: list[str] = Field(default_factory=list)
     """How the dry-run estimate was reached (input tokens; output tokens), see `estimate`."""
+    estimate_note: str | None = None
+    """Why a dry run's figures are not what the run would pay, or not counted by Claude
+    (the heuristic judge; no key), see `forecasting.dry_run_note`."""
     escalated: list[str] = Field(default_factory=list)
     calibration: list[str] = Field(default_factory=list)
     not_queued: list[str] = Field(default_factory=list)
@@ -297,6 +302,8 @@ class Context:
     model: str
     rubric_version: str
     stop: StopSignal = field(default_factory=StopSignal)
+    interrupted: bool = False
+    """Ctrl-C stopped the run (`run_backfill` raises `RunInterrupted` with the summary)."""
     events: RunListener | None = None
     """Told each `RunEvent` (`run_backfill(events=...)`)."""
     leases: SessionLeases | None = None

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scorer._sqlite import connect, transaction, write_lock
+from scorer.errors import SinkError
 from scorer.jobs.leases import is_alive, my_token
 
 __all__ = ["Holder", "SessionLeases"]
@@ -65,6 +66,9 @@ class SessionLeases:
     Args:
         path: The store's SQLite file.
         command: Names this process to the others (`score-backfill`, ...).
+
+    Raises:
+        SinkError: The file cannot be opened or written (a read-only store, say).
     """
 
     def __init__(self, path: Path, command: str) -> None:
@@ -73,10 +77,14 @@ class SessionLeases:
         self._key = os.path.realpath(self.path)
         self._lock = write_lock(self.path)
         self._taken: set[str] = set()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = connect(self.path)
-        with self._lock:
-            self._db.execute(_SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = connect(self.path)
+            with self._lock:
+                self._db.execute(_SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise SinkError(f"cannot take session leases in {self.path}: {reason}") from None
 
     def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
         return transaction(self._db, self._lock)

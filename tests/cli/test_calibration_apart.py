@@ -136,6 +136,8 @@ def test_backfilling_first_still_gives_calibration_its_runs(tmp_path):
     assert _listed("calibration") == _listed("production")
     _everywhere_in_production(len(TASKS))
     assert _backfill(bench)["skipped"] == len(TASKS)
+    shown = _json("scores", "show", _listed("production")[0], "--json")
+    assert shown["collection"] == "production"  # type: ignore[index]
 
 
 def test_a_skip_recorded_before_the_fix_is_judged_once_the_card_is_missing(tmp_path):
