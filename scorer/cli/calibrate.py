@@ -245,8 +245,8 @@ def _fill_and_report(labels: list, opts: FillOptions) -> FillResult:
         err.print(f"[yellow]skipped[/] {sid}: {reason}", highlight=False)
     if done.busy:
         err.print(
-            f"{plural(len(done.busy), 'session')} left to other processes: not in this report; "
-            "run the same command again once they end"
+            f"{plural(len(done.busy), 'session')} left to the processes scoring them; run the "
+            "same command again once they end"
         )
     for sid, reason in done.failed[:5]:
         err.print(f"[red]failed[/] {sid}: {reason}", highlight=False)
