@@ -224,7 +224,7 @@ def apply_probability(
     The judge's own label stays in `meta.judge_goal` (and the contradiction check with its
     checklist, made when the card was built, stays too); the overall is recomputed.
     """
-    from scorer.judge.reply import with_overall
+    from scorer.judge.rubric import with_overall
 
     goal = card.scores.get("goal_achievement")
     if goal is None or card.status != "scored":
