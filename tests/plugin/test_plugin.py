@@ -9,90 +9,48 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import time
 import tomllib
 from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml  # a dev extra (pip install -e '.[dev]'), like jsonschema
 
 from tests.conftest import REPO, require
 from tests.jobs.hook.helpers import (
     REAL,
-    SCORER,
-    Ran,
     assert_quick_and_silent,
-    hook_env,
     log_text,
     payload,
     real,
-    run_hook,
     stored_runs,
     wait_log,
     wait_settled,
 )
+from tests.plugin.helpers import (
+    BANG,
+    PLUGIN_DIR,
+    SUBSTITUTIONS,
+    TOOL_HEAVY,
+    command_line,
+    frontmatter,
+    hook_commands,
+    plugin_env,
+    read_json,
+    run_shell,
+    validate,
+    with_scorer,
+)
 from tests.plugin.schemas import COMMAND_FRONTMATTER, HOOKS, MARKETPLACE, PLUGIN
-
-TOOL_HEAVY = next(r for r in REAL if r.endswith("/tool_heavy.jsonl"))
-BANG = re.compile(r"^!`(?P<command>[^`]+)`$", re.MULTILINE)
-"""A command file's `!`…`` line: run by Claude Code before the prompt reaches the model."""
-BASE_PATH = "/usr/bin:/bin"
-PLUGIN_DIR = REPO / "plugin"
-"""The plugin's own files: all a marketplace install copies."""
-SUBSTITUTIONS = {"CLAUDE_PLUGIN_ROOT"}
-"""What Claude Code itself replaces in a command's `!` line. Any other `${…}` (or `$(…)`)
-is left to the shell, and Claude Code's default permission check refuses such a line
-("a variable in braces in this command can't be checked before it runs")."""
-
-
-def _json(relative: str) -> dict:
-    return json.loads((REPO / relative).read_text())
-
-
-def _validate(document: object, schema: dict) -> None:
-    validator = jsonschema.Draft202012Validator(
-        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-    )
-    validator.validate(document)
-
-
-def frontmatter(path: Path) -> tuple[dict, str]:
-    text = path.read_text()
-    match = re.match(r"^---\s*\n(.*?)---\s*\n", text, re.DOTALL)
-    assert match, f"{path.name} has no frontmatter"
-    return yaml.safe_load(match.group(1)), text[match.end() :]
-
-
-def hook_commands() -> dict[str, str]:
-    """Event → the command hooks.json registers for it."""
-    hooks = _json("plugin/hooks/hooks.json")["hooks"]
-    return {event: groups[0]["hooks"][0]["command"] for event, groups in hooks.items()}
-
-
-def plugin_env(home: Path, path: str = BASE_PATH, **extra: str) -> dict[str, str]:
-    """What a hook sees: CLAUDE_PLUGIN_ROOT and a PATH (with the scorer or without)."""
-    return hook_env(home, CLAUDE_PLUGIN_ROOT=str(PLUGIN_DIR), PATH=path, **extra)
-
-
-def with_scorer() -> str:
-    return f"{SCORER.parent}:{BASE_PATH}"
-
-
-def run_shell(command: str, env: dict[str, str], body: bytes = b"", cwd: Path | None = None) -> Ran:
-    """`command` as Claude Code runs a hook command: through a shell, payload on stdin."""
-    return run_hook(body, env, ["sh", "-c", command], cwd=cwd)
-
 
 # --- the files -------------------------------------------------------------------------
 
 
 def test_the_manifests_validate_and_agree():
-    plugin = _json("plugin/.claude-plugin/plugin.json")
-    market = _json(".claude-plugin/marketplace.json")
-    _validate(plugin, PLUGIN)
-    _validate(market, MARKETPLACE)
+    plugin = read_json("plugin/.claude-plugin/plugin.json")
+    market = read_json(".claude-plugin/marketplace.json")
+    validate(plugin, PLUGIN)
+    validate(market, MARKETPLACE)
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     assert plugin["version"] == version
     (entry,) = market["plugins"]
@@ -106,7 +64,7 @@ def test_the_manifests_validate_and_agree():
 
 
 def test_the_schema_rejects_what_the_documentation_rejects():
-    good = _json("plugin/.claude-plugin/plugin.json")
+    good = read_json("plugin/.claude-plugin/plugin.json")
     for bad in (
         {**good, "name": "Session Scorer"},
         {**good, "version": "1.0"},
@@ -115,8 +73,8 @@ def test_the_schema_rejects_what_the_documentation_rejects():
         {"version": "0.1.0"},
     ):
         with pytest.raises(jsonschema.ValidationError):
-            _validate(bad, PLUGIN)
-    hooks = _json("plugin/hooks/hooks.json")
+            validate(bad, PLUGIN)
+    hooks = read_json("plugin/hooks/hooks.json")
     for bad in (
         {"SessionEnd": hooks["hooks"]["SessionEnd"]},  # the settings format, no wrapper
         {"hooks": {"SessionStop": hooks["hooks"]["SessionEnd"]}},
@@ -124,11 +82,11 @@ def test_the_schema_rejects_what_the_documentation_rejects():
         {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 0}]}]}},
     ):
         with pytest.raises(jsonschema.ValidationError):
-            _validate(bad, HOOKS)
+            validate(bad, HOOKS)
 
 
 def test_hooks_json_registers_session_end_and_stop_through_the_plugin_root():
-    _validate(_json("plugin/hooks/hooks.json"), HOOKS)
+    validate(read_json("plugin/hooks/hooks.json"), HOOKS)
     commands = hook_commands()
     assert set(commands) == {"SessionEnd", "Stop"}
     for event, command in commands.items():
@@ -136,12 +94,12 @@ def test_hooks_json_registers_session_end_and_stop_through_the_plugin_root():
     assert os.access(PLUGIN_DIR / "hooks" / "scorer.sh", os.X_OK)
 
 
-def test_the_command_files_validate():
+def test_the_command_filesvalidate():
     files = sorted((PLUGIN_DIR / "commands").glob("*.md"))
     assert [f.stem for f in files] == ["score", "view-scores"]
     for path in files:
         meta, body = frontmatter(path)
-        _validate(meta, COMMAND_FRONTMATTER)
+        validate(meta, COMMAND_FRONTMATTER)
         assert re.fullmatch(r"[a-z][a-z0-9-]*", path.stem)
         lines = BANG.findall(body)
         assert len(lines) == 1, path.name
@@ -198,20 +156,6 @@ def test_the_kill_switch_stops_the_hook_before_python(tmp_path):
     assert not home.exists()
 
 
-@pytest.fixture
-def no_scorer(tmp_path):
-    """A machine where session-scorer is not installed: a PATH and HOME without it."""
-    probe = subprocess.run(
-        ["python3", "-c", "import scorer.cli.entry"], env={"PATH": BASE_PATH}, capture_output=True
-    )
-    if probe.returncode == 0:
-        pytest.skip("the system python3 has session-scorer installed")
-    home_dir = tmp_path / "user"
-    home_dir.mkdir()
-    env = {"PATH": BASE_PATH, "HOME": str(home_dir), "CLAUDE_PLUGIN_ROOT": str(PLUGIN_DIR)}
-    return home_dir, env
-
-
 def test_without_the_scorer_or_a_source_the_hook_says_once_in_the_log_how_to_install(
     no_scorer, tmp_path
 ):
@@ -248,13 +192,6 @@ def test_the_scorer_is_found_off_path(no_scorer, tmp_path):
 
 
 # --- the slash commands, run as written ------------------------------------------------
-
-
-def command_line(name: str, arguments: str = "") -> str:
-    """The `!` line of a command file after Claude Code's substitutions."""
-    _, body = frontmatter(PLUGIN_DIR / "commands" / f"{name}.md")
-    (line,) = BANG.findall(body)
-    return line.replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN_DIR)).replace("$ARGUMENTS", arguments)
 
 
 def test_score_shows_the_scorecard_of_the_current_session(tmp_path, cc_projects):
