@@ -184,6 +184,10 @@ def _dispatch(
     job = HookJob(request, policy, env, enforce=mode != "now", rescore=rescore)
     outcome = job.run()
     if mode == "worker":
+        if not outcome.deferred:  # the store works: finish what it refused before
+            from scorer.jobs.hook.deferred import retry_deferred
+
+            retry_deferred(policy, env)
         return 0
     if current and outcome.state == "skipped":
         _say(f"Nothing to score yet: {outcome.reason}.")
