@@ -176,6 +176,11 @@ def _dispatch(
         return 0
     if mode == "detach":
         return _start_worker(request, policy)
+    if mode == "worker":  # what `python -m scorer.cli.hook_worker` runs
+        from scorer.cli.hook_worker import work
+
+        work(request)
+        return 0
     from scorer.jobs.hook.worker import HookEnv, HookJob
 
     env = HookEnv.from_settings(get_settings())
@@ -183,12 +188,6 @@ def _dispatch(
         _nothing_yet(request, env.projects_root)
     job = HookJob(request, policy, env, enforce=mode != "now", rescore=rescore)
     outcome = job.run()
-    if mode == "worker":
-        if not outcome.deferred:  # the store works: finish what it refused before
-            from scorer.jobs.hook.deferred import retry_deferred
-
-            retry_deferred(policy, env)
-        return 0
     if current and outcome.state == "skipped":
         _say(f"Nothing to score yet: {outcome.reason}.")
     _report(outcome, job, as_json=as_json, full=mode == "now")

@@ -379,7 +379,7 @@ class HookJob:
 
         judge = judge_from_settings(
             self.route, run_settings(), model=self.model, effort=self.env.effort,
-            fallback_model=self.env.fallback_model,
+            fallback_model=self.env.fallback_model, sdk=False,
         )  # fmt: skip
         try:
             card = judge_session(prepared, judge).card  # the daily cap is the ledger's, above
