@@ -12,7 +12,6 @@ job needs: no typer, no rich, and no Anthropic SDK (the LLM judge goes over plai
 
 from __future__ import annotations
 
-import argparse
 import logging
 import warnings
 from pathlib import Path
@@ -22,18 +21,28 @@ from scorer.jobs.hook.request import MANUAL, HookRequest
 log = logging.getLogger("scorer.hook")
 
 
+OPTIONS = ("--event", "--session-id", "--transcript", "--cwd", "--reason")
+"""What `HookRequest.to_argv` writes, each with one value (argparse would import gettext
+and more for five fixed options)."""
+
+
 def parse(argv: list[str]) -> HookRequest:
     """The request in the worker's options (`HookRequest.to_argv`).
 
     Raises:
-        SystemExit: Options that no hook wrote (argparse says why on stderr, /dev/null).
+        ValueError: Options that no hook wrote.
     """
-    parser = argparse.ArgumentParser(prog="scorer.cli.hook_worker", add_help=False)
-    for name in ("--event", "--session-id", "--transcript", "--cwd", "--reason"):
-        parser.add_argument(name)
-    ns = parser.parse_args(argv)
-    transcript = Path(ns.transcript) if ns.transcript else None
-    return HookRequest(ns.session_id, transcript, ns.event or MANUAL, ns.cwd, ns.reason)
+    if len(argv) % 2:
+        raise ValueError(f"options without a value: {argv}")
+    given = dict(zip(argv[::2], argv[1::2], strict=True))
+    unknown = sorted(set(given) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown worker options: {', '.join(unknown)}")
+    transcript = Path(given["--transcript"]) if given.get("--transcript") else None
+    return HookRequest(
+        given.get("--session-id"), transcript, given.get("--event") or MANUAL,
+        given.get("--cwd"), given.get("--reason"),
+    )  # fmt: skip
 
 
 def work(request: HookRequest) -> None:
@@ -58,23 +67,27 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point; never raises (a detached process has nobody to show it to)."""
     import sys
 
+    from scorer._gc import freeze_at_exit
     from scorer.jobs.hook.log import start_logging
     from scorer.jobs.hook.start import enter_home
 
     warnings.simplefilter("ignore")
+    freeze_at_exit()  # no walk over the whole heap as the process exits
     start_logging(enter_home())
-    request = None
     try:
         request = parse(sys.argv[1:] if argv is None else argv)
+    except ValueError as exc:
+        log.error("scorer hook worker: %s", exc)
+        return
+    try:
         work(request)
     except BaseException as exc:  # a bad setting, or a bug: the log keeps it
         from scorer.errors import ConfigError
 
-        who = request.label() if request is not None else "scorer hook worker"
         if isinstance(exc, ConfigError):
-            log.error("%s: not scored: %s", who, exc)
+            log.error("%s: not scored: %s", request.label(), exc)
         elif not isinstance(exc, SystemExit | KeyboardInterrupt):
-            log.exception("%s: the worker failed: %s", who, exc)
+            log.exception("%s: the worker failed: %s", request.label(), exc)
 
 
 if __name__ == "__main__":

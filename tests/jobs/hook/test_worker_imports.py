@@ -60,3 +60,22 @@ def test_the_hook_starts_the_light_worker():
     assert worker_argv(["--event", "SessionEnd"])[1:] == [
         "-m", "scorer.cli.hook_worker", "--event", "SessionEnd",
     ]  # fmt: skip
+
+
+def test_the_worker_reads_back_what_a_request_writes_and_logs_anything_else(tmp_path):
+    from pathlib import Path
+
+    from scorer.cli.hook_worker import parse
+    from scorer.jobs.hook.request import HookRequest
+
+    request = HookRequest("s1", Path("/t/s1.jsonl"), "SessionEnd", "/workspace", "other")
+    assert parse(request.to_argv()) == request
+    assert parse(["--transcript", "/t/x.jsonl"]) == HookRequest(None, Path("/t/x.jsonl"))
+    home = tmp_path / "home"
+    done = subprocess.run(
+        [sys.executable, "-m", "scorer.cli.hook_worker", "--nope", "x"],
+        env=hook_env(home), capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    log = log_text(home)
+    assert "unknown worker options: --nope" in log and "Traceback" not in log
