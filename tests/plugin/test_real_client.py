@@ -43,15 +43,18 @@ class User:
     """A subscriber's machine: a HOME logged in to Claude Code by `apiKeyHelper`, no
     API key anywhere, the scorer on PATH, a project folder, and the fake API."""
 
-    def __init__(self, tmp_path: Path, claude: str, api: ClaudeCodeAPI) -> None:
+    def __init__(
+        self, tmp_path: Path, claude: str, api: ClaudeCodeAPI, home: Path | None = None
+    ) -> None:
         self.claude, self.api = claude, api
-        self.home = tmp_path / "home"
-        (self.home / ".claude").mkdir(parents=True)
-        settings = {"apiKeyHelper": "echo sk-ant-helper"}
-        (self.home / ".claude" / "settings.json").write_text(json.dumps(settings))
+        self.home = home or tmp_path / "home"
+        if home is None:  # else a HOME set up already (a marketplace install's)
+            (self.home / ".claude").mkdir(parents=True)
+            settings = {"apiKeyHelper": "echo sk-ant-helper"}
+            (self.home / ".claude" / "settings.json").write_text(json.dumps(settings))
         self.data = tmp_path / "scorer-home"
         self.project = tmp_path / "project"
-        self.project.mkdir()
+        self.project.mkdir(parents=True)
         self.browser_log = tmp_path / "opened.txt"
         browser = tmp_path / "browser"
         browser.write_text(f'#!/bin/sh\necho "$1" >> "{self.browser_log}"\n')
@@ -82,6 +85,9 @@ class User:
         card = self.card(session_id)
         assert card is not None
         return card
+
+    def cards_stored(self) -> int:
+        return sum(stored_runs(self.data).values())
 
     def hook_sessions(self) -> set[str]:
         """Every session id the hook log mentions."""
@@ -124,6 +130,24 @@ def test_a_session_then_score_then_exit_costs_one_judge_call(user):
     assert len(user.api.judge_calls) == 1
     assert stored_runs(user.data) == {session_id: 1}
     assert ledger(user.data)[session_id] == ("scored", 1)
+
+
+def test_score_session_judge_claude_code_scores_what_claude_code_wrote(user):
+    """`--judge claude-code` on a transcript the real CLI wrote, as the subscriber."""
+    session_id = str(uuid.uuid4())
+    user.run("Run the three steps.", "--session-id", session_id, "--settings",
+             json.dumps({"disableAllHooks": True}))  # fmt: skip
+    (transcript,) = (user.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
+    done = subprocess.run(
+        [str(SCORER.parent / "score-session"), str(transcript), "--judge", "claude-code",
+         "--json", "--no-store"],
+        env=user.env, capture_output=True, text=True, timeout=WAIT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    card = json.loads(done.stdout)
+    assert card["session_id"] == session_id and card["status"] == "scored"
+    assert card["judge"] == "llm" and card["backend"] == "claude-code"
+    assert len(user.api.judge_calls) == 1 and not user.cards_stored()
 
 
 def test_score_as_the_first_prompt_says_there_is_nothing_yet(user):
@@ -199,3 +223,17 @@ def test_a_marketplace_install_from_a_checkout_copies_only_the_plugin(claude, tm
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert found.stdout.startswith(f"{checkout}  (the marketplace"), found.stdout
+    # And the installed copy scores a session (no --plugin-dir: the install is all).
+    settings = home / ".claude" / "settings.json"
+    login = {**json.loads(settings.read_text()), "apiKeyHelper": "echo sk-ant-helper"}
+    settings.write_text(json.dumps(login))
+    with ClaudeCodeAPI() as api:
+        user = User(tmp_path / "session", claude, api, home=home)
+        session_id = str(uuid.uuid4())
+        done = subprocess.run(
+            [claude, "-p", "Run the three steps.", "--session-id", session_id],
+            env=user.env, cwd=user.project, capture_output=True, text=True, timeout=WAIT,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        card = user.wait_card(session_id)
+    assert card.backend == "claude-code" and len(api.judge_calls) == 1
