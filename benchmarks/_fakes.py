@@ -39,6 +39,7 @@ def scoring_payload() -> dict[str, Any]:
                 "core": True,
                 "evidence": [{"event": 1, "quote": "quote 1"}],
                 "status": "met",
+                "confidence": 90,
             }
         ],
         "accomplishments": ["fixed the bug"],

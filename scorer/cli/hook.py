@@ -25,11 +25,12 @@ import sys
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn
 
 import typer
 
-from scorer.cli._common import fail, handle_errors
+from scorer.cli._common import fail, handle_errors, one_line
+from scorer.errors import ScorerError
 from scorer.jobs.hook.request import PayloadError
 
 if TYPE_CHECKING:
@@ -100,13 +101,23 @@ def hook_command(
         bool, typer.Option("--rescore", help="Judge again even if the transcript is unchanged.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="--now/--wait: one JSON object.")] = False,
+    current: Annotated[
+        bool,
+        typer.Option(
+            "--current",
+            help="--now for the session running this command (the plugin's /score): "
+            "always exit 0, and say in one line when it has nothing to score yet.",
+        ),
+    ] = False,
     reason: Annotated[str | None, typer.Option(hidden=True)] = None,
     worker: Annotated[bool, typer.Option("--worker", hidden=True)] = False,
 ) -> None:
     """Score a Claude Code session when it ends: reads the hook payload on stdin, answers at
     once and scores in the background (log: $SCORER_HOME/logs/hook.log). With --transcript /
     --session-id, score the session you name; --now scores on the spot."""
-    mode: Mode = "now" if now else "wait" if wait else "worker" if worker else "detach"
+    mode: Mode = "now" if now or current else "wait" if wait else "worker" if worker else "detach"
+    if current and not session_id:
+        _say("No session to score: /score runs inside Claude Code, which names the session.")
     attached = mode in ("now", "wait")
     if not attached:  # a hook or a worker: nothing may reach the user's terminal
         warnings.simplefilter("ignore")
@@ -120,9 +131,13 @@ def hook_command(
     start_logging(enter_home(), redact=mode != "detach")
     try:
         request = _request(transcript, session_id, event, cwd, reason)
-        code = _dispatch(request, mode, rescore=rescore, as_json=as_json)
+        code = _dispatch(request, mode, rescore=rescore, as_json=as_json, current=current)
     except typer.Exit:
         raise
+    except (ScorerError, OSError) as exc:
+        if not current:
+            raise
+        _say(f"Session {session_id} was not scored: {one_line(exc)}")
     except PayloadError as exc:
         log.warning("ignored a hook call: %s", exc)
         if attached:
@@ -136,7 +151,17 @@ def hook_command(
     raise typer.Exit(code if attached else 0)
 
 
-def _dispatch(request: HookRequest, mode: Mode, *, rescore: bool, as_json: bool) -> int:
+def _say(line: str) -> NoReturn:
+    """`--current`'s answer when there is no card: one line, exit 0 (Claude Code shows a
+    slash command that failed as a raw shell error, not its text)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    raise typer.Exit(0)
+
+
+def _dispatch(
+    request: HookRequest, mode: Mode, *, rescore: bool, as_json: bool, current: bool = False
+) -> int:
     """Detach a worker, or do the job here (worker, --wait, --now); the exit code."""
     from scorer.errors import ConfigError
     from scorer.jobs.hook.policy import HookPolicy
@@ -151,20 +176,36 @@ def _dispatch(request: HookRequest, mode: Mode, *, rescore: bool, as_json: bool)
         return 0
     if mode == "detach":
         return _start_worker(request, policy)
+    if mode == "worker":  # what `python -m scorer.cli.hook_worker` runs
+        from scorer.cli.hook_worker import work
+
+        work(request)
+        return 0
     from scorer.jobs.hook.worker import HookEnv, HookJob
 
-    job = HookJob(
-        request,
-        policy,
-        HookEnv.from_settings(get_settings()),
-        enforce=mode != "now",
-        rescore=rescore,
-    )
+    env = HookEnv.from_settings(get_settings())
+    if current:
+        _nothing_yet(request, env.projects_root)
+    job = HookJob(request, policy, env, enforce=mode != "now", rescore=rescore)
     outcome = job.run()
-    if mode == "worker":
-        return 0
+    if current and outcome.state == "skipped":
+        _say(f"Nothing to score yet: {outcome.reason}.")
     _report(outcome, job, as_json=as_json, full=mode == "now")
-    return EXIT_CODES.get(outcome.state, 0)
+    return 0 if current else EXIT_CODES.get(outcome.state, 0)
+
+
+def _nothing_yet(request: HookRequest, projects_root: Path) -> None:
+    """`/score` before Claude Code wrote the session's transcript (its first prompt)."""
+    from scorer.errors import SourceError
+    from scorer.jobs.hook.worker import locate
+
+    try:
+        locate(request, projects_root)
+    except SourceError:
+        _say(
+            "Nothing to score yet: this session has no transcript so far (Claude Code "
+            "writes it once the session has done some work); run /score again later."
+        )
 
 
 def _start_worker(request: HookRequest, policy: HookPolicy) -> int:

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -185,8 +186,22 @@ class HookLedger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
-        return transaction(self._db, self._write_lock)
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; SQLite's errors (a lock held past its wait, a broken
+        file) become `SinkError`, which the worker answers with a retry file."""
+        try:
+            with transaction(self._db, self._write_lock) as db:
+                yield db
+        except sqlite3.Error as exc:
+            raise SinkError(f"the hook ledger in {self.path} failed: {exc}") from exc
+
+    def _one(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Row | None:
+        try:
+            row: sqlite3.Row | None = self._db.execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            raise SinkError(f"the hook ledger in {self.path} failed: {exc}") from exc
+        return row
 
     # ---- triggers (the Stop debounce) -----------------------------------------------
 
@@ -205,18 +220,16 @@ class HookLedger:
             )
 
     def latest_trigger(self, session_id: str) -> int:
-        row = self._db.execute(
-            "SELECT seq FROM hook_triggers WHERE session_id = ?", (session_id,)
-        ).fetchone()
+        row = self._one("SELECT seq FROM hook_triggers WHERE session_id = ?", (session_id,))
         return int(row[0]) if row else 0
 
     # ---- claims ---------------------------------------------------------------------
 
     def row(self, session_id: str, identity: str) -> dict[str, Any] | None:
-        found = self._db.execute(
+        found = self._one(
             "SELECT * FROM hook_sessions WHERE session_id = ? AND identity = ?",
             (session_id, identity),
-        ).fetchone()
+        )
         return dict(found) if found else None
 
     def claim(
@@ -235,7 +248,9 @@ class HookLedger:
         now = _now()
         with self._tx() as db:
             row = self.row(session_id, identity)
-            alive = row is not None and pid_alive(row["pid"])
+            # A claim of this very process left running is one whose close failed (the
+            # store was locked then): this process is not scoring it any more.
+            alive = row is not None and row["pid"] != os.getpid() and pid_alive(row["pid"])
             granted, reason = decide(
                 row, fingerprint, now=now, alive=alive, force=force, explicit=explicit
             )
@@ -329,9 +344,8 @@ class HookLedger:
 
     def spent_today(self) -> float:
         """USD automatic scoring spent today (UTC)."""
-        return float(
-            self._db.execute(
-                "SELECT COALESCE(SUM(cost_usd), 0) FROM hook_spend WHERE day = ? AND automatic",
-                (today(),),
-            ).fetchone()[0]
+        row = self._one(
+            "SELECT COALESCE(SUM(cost_usd), 0) FROM hook_spend WHERE day = ? AND automatic",
+            (today(),),
         )
+        return float(row[0]) if row else 0.0

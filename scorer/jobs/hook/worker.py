@@ -6,7 +6,9 @@
 
 Everything here reports through the `scorer.hook` logger and returns an `Outcome`; it
 never raises for a session it cannot score (a bad transcript, a judge failure): the
-caller is a detached process with nobody to show a traceback to.
+caller is a detached process with nobody to show a traceback to. When the store itself
+is the trouble (locked past SQLite's wait, broken), the job goes to the retry folder
+(`retry.RetryQueue`), with its card if it was judged, for the next hook run to finish.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from scorer.errors import CredentialsError, EmptySessionError, ScorerError, SourceError
+from scorer.errors import CredentialsError, EmptySessionError, ScorerError, SinkError, SourceError
 from scorer.jobs.hook.ledger import HookLedger, State
 from scorer.jobs.hook.policy import HookPolicy, count_tool_calls
 from scorer.jobs.hook.request import HookRequest
+from scorer.jobs.hook.retry import MAX_ATTEMPTS, Deferred, RetryQueue, retry_dir
 
 if TYPE_CHECKING:
     from scorer.live.final_state import FinalStateOptions
@@ -54,6 +57,11 @@ class HookEnv:
     final_state: FinalStateOptions | None = None
     """Read the workspace's final state (`SCORER_FINAL_STATE`); None: not read."""
 
+    @property
+    def retries(self) -> RetryQueue:
+        """Jobs the store could not take, beside the store."""
+        return RetryQueue(retry_dir(self.store_path))
+
     @classmethod
     def from_settings(cls, s: Settings) -> HookEnv:
         from scorer.judge.claude_code import find_claude
@@ -83,6 +91,8 @@ class Outcome:
     pushed: list[str] = field(default_factory=list)
     """Where the card went besides the store (Langfuse URLs)."""
     push_error: str | None = None
+    deferred: bool = False
+    """The store could not take it: it waits in the retry folder for the next hook run."""
 
 
 def fingerprint(transcript: Path) -> str:
@@ -150,6 +160,8 @@ class HookJob:
             for an explicit request (`/score`, `--now`).
         rescore: Judge even an unchanged transcript.
         sleep: Waits of the Stop debounce (tests replace it).
+        deferred: The retry this job is (`retry.Deferred`): its tries so far, and the card
+            an earlier try judged but could not store, stored now if the work is the same.
     """
 
     def __init__(
@@ -161,9 +173,15 @@ class HookJob:
         enforce: bool = True,
         rescore: bool = False,
         sleep: Callable[[float], None] = time.sleep,
+        deferred: Deferred | None = None,
     ) -> None:
         self.request, self.policy, self.env = request, policy, env
         self.enforce, self.rescore, self.sleep = enforce, rescore, sleep
+        self.deferred = deferred
+        self.fingerprint: str | None = None
+        """The work being judged (set once it is known)."""
+        self.judged: Scorecard | None = None
+        """The card, once judged (kept for a retry if the store cannot take it)."""
         self.route: Route = judge_route(policy, env)
         self.kind: Literal["llm", "heuristic"] = "heuristic" if self.route == "heuristic" else "llm"
         self.model = env.model if self.kind == "llm" else None
@@ -172,10 +190,31 @@ class HookJob:
         """Do the job; every failure becomes a logged `Outcome`, never an exception."""
         try:
             outcome = self._run()
+        except SinkError as exc:  # the store is locked or broken: the next hook run retries
+            outcome = self._defer(exc)
         except ScorerError as exc:  # before any claim: the transcript is missing, say
             outcome = Outcome("failed", str(exc), self.request.session_id)
         _log_outcome(self.request, outcome)
         return outcome
+
+    def _defer(self, exc: SinkError) -> Outcome:
+        """Keep the job (and its card, if judged) in the retry folder; one log line."""
+        card = self.judged.model_dump(mode="json") if self.judged is not None else None
+        job = Deferred.of(
+            self.request, enforce=self.enforce, why=str(exc), card=card,
+            fingerprint=self.fingerprint if card else None,
+            attempts=self.deferred.attempts + 1 if self.deferred else 1,
+        )  # fmt: skip
+        who = self.request.session_id
+        if job.attempts > MAX_ATTEMPTS:
+            return Outcome("failed", f"{exc}; given up after {MAX_ATTEMPTS} retries", who)
+        try:
+            self.env.retries.add(job)
+        except OSError as err:
+            return Outcome("failed", f"{exc}; and it cannot be kept for a retry: {err}", who)
+        kept = " (the judged card is kept)" if card else ""
+        reason = f"{exc}; the next hook run retries it{kept}"
+        return Outcome("failed", reason, who, deferred=True)
 
     def _run(self) -> Outcome:
         request = self.request
@@ -190,7 +229,8 @@ class HookJob:
             session_id = session.session_id
         with HookLedger(self.env.store_path) as ledger:
             seq = ledger.trigger(session_id, request.event)
-            if request.event == "Stop" and self._superseded(ledger, session_id, seq):
+            debounce = request.event == "Stop" and self.deferred is None
+            if debounce and self._superseded(ledger, session_id, seq):
                 return Outcome("superseded", "a later hook call for this session took over")
             while True:
                 outcome, again = self._claim_and_score(ledger, session_id, path, session)
@@ -236,6 +276,7 @@ class HookJob:
             fp = work_fingerprint(session)
         except (SourceError, EmptySessionError) as exc:
             unreadable, fp = exc, "bytes:" + fingerprint(path)
+        self.fingerprint = fp
         claim = ledger.claim(
             session_id, identity, fp, trigger=self.request.event, transcript=str(path),
             force=self.rescore, explicit=not self.enforce,
@@ -254,6 +295,8 @@ class HookJob:
             if unreadable is not None:
                 raise unreadable
             outcome = self._leased(ledger, identity, session_id, path, session)
+        except SinkError:  # the store: `run` keeps the job (and the card) for a retry, and
+            raise  # the claim left running is taken over then (its process is gone)
         except EmptySessionError as exc:  # opened and closed without a prompt: nothing to do
             close("skipped", str(exc))
             return Outcome("skipped", str(exc), session_id), False
@@ -320,6 +363,11 @@ class HookJob:
         from scorer.live.final_state import add_final_state
         from scorer.prepare import PrepOptions
 
+        kept = self.deferred.card if self.deferred else None
+        if kept is not None and self.deferred and self.deferred.fingerprint == self.fingerprint:
+            from scorer.models import Scorecard
+
+            return self._publish(Scorecard.model_validate(kept))  # judged before: store it
         session = session or self._load(path, session_id)
         session.session_id = session_id
         if self.enforce:
@@ -354,12 +402,10 @@ class HookJob:
         from scorer.jobs.score import judge_from_settings
         from scorer.jobs.setup import run_settings
         from scorer.jobs.step import judge_session
-        from scorer.sinks.base import ScoreSink, publish
-        from scorer.sinks.store import ScoreStore
 
         judge = judge_from_settings(
             self.route, run_settings(), model=self.model, effort=self.env.effort,
-            fallback_model=self.env.fallback_model,
+            fallback_model=self.env.fallback_model, sdk=False,
         )  # fmt: skip
         try:
             card = judge_session(prepared, judge).card  # the daily cap is the ledger's, above
@@ -370,6 +416,15 @@ class HookJob:
             card = judge_session(prepared, judge_from_settings("heuristic", run_settings())).card
         assert card is not None
         card.meta["trigger"] = self.request.event
+        self.judged = card
+        return self._publish(card)
+
+    def _publish(self, card: Scorecard) -> Outcome:
+        """The card to the store (+ Langfuse); a store failure raises `SinkError`."""
+        from scorer.sinks.base import ScoreSink, publish
+        from scorer.sinks.store import ScoreStore
+
+        self.judged = card
         with ScoreStore(self.env.store_path) as store:
             sinks: list[ScoreSink] = [store]
             if card.status == "scored" and self.policy.push and self.env.langfuse_configured:
