@@ -4,6 +4,9 @@
     claim in the ledger → big enough? → LLM cost within today's cap? → judge → publish to the
     store (+ Langfuse) → close the claim (and go again if a newer transcript came in)
 
+In batch mode (`SCORER_HOOK_MODE=batch`, API key set) the claim ends `queued` instead, and
+a round of the queue follows (`jobs.hook.batch`: collect ended batches, send a due queue).
+
 Everything here reports through the `scorer.hook` logger and returns an `Outcome`; it
 never raises for a session it cannot score (a bad transcript, a judge failure): the
 caller is a detached process with nobody to show a traceback to.
@@ -25,6 +28,7 @@ from scorer.jobs.hook.policy import HookPolicy, count_tool_calls
 from scorer.jobs.hook.request import HookRequest
 
 if TYPE_CHECKING:
+    from scorer.jobs.hook.batch import HookBatches
     from scorer.models import Scorecard, Session
     from scorer.prepare import Prepared
     from scorer.settings import Settings
@@ -33,7 +37,7 @@ log = logging.getLogger("scorer.hook")
 
 OutcomeState = Literal[
     "scored", "unscored", "skipped", "capped", "failed", "refused", "busy", "unchanged",
-    "superseded",
+    "superseded", "queued", "submitted",
 ]  # fmt: skip
 
 
@@ -122,6 +126,12 @@ def locate(request: HookRequest, projects_root: Path) -> Path:
 
 
 Route = Literal["llm", "claude-code", "heuristic"]
+_REFUSED: dict[str, OutcomeState] = {
+    "running": "busy",
+    "queued": "queued",
+    "submitted": "submitted",
+}
+"""The outcome of a claim refused because of the row's state (else `unchanged`)."""
 
 
 def judge_route(policy: HookPolicy, env: HookEnv) -> Route:
@@ -162,15 +172,60 @@ class HookJob:
         self.route: Route = judge_route(policy, env)
         self.kind: Literal["llm", "heuristic"] = "heuristic" if self.route == "heuristic" else "llm"
         self.model = env.model if self.kind == "llm" else None
+        # Queue for Message Batches: an API feature, so only with a key.
+        self.batch_mode = policy.mode == "batch" and self.route == "llm"
+        self.batch_mode = self.batch_mode and env.anthropic_configured
 
     def run(self) -> Outcome:
-        """Do the job; every failure becomes a logged `Outcome`, never an exception."""
+        """Do the job; every failure becomes a logged `Outcome`, never an exception.
+
+        A round of the Message Batches queue follows an automatic job, and precedes an
+        explicit one (so that `/score` shows a card that came in meanwhile).
+        """
+        if not self.enforce:
+            self._batch_round(send=False)
+        elif self.policy.mode == "batch" and not self.batch_mode:
+            log.info(
+                "%s: SCORER_HOOK_MODE=batch needs ANTHROPIC_API_KEY (Message Batches are "
+                "an API feature): judged directly by the %s judge", self.request.label(),
+                self.route,
+            )  # fmt: skip
         try:
             outcome = self._run()
         except ScorerError as exc:  # before any claim: the transcript is missing, say
             outcome = Outcome("failed", str(exc), self.request.session_id)
         _log_outcome(self.request, outcome)
+        if self.enforce:
+            self._batch_round()
         return outcome
+
+    def _batch_round(self, *, send: bool = True) -> None:
+        """Collect ended batches and send a due queue, when batch mode is on or sessions
+        still wait from it (`/score` waits for another process's round briefly)."""
+        from scorer.jobs.hook.batch import LOCK_WAIT
+
+        def go(batches: HookBatches) -> None:
+            if self.batch_mode or batches.waiting() != (0, 0):
+                batches.round(send=send, wait=LOCK_WAIT if self.enforce else 10.0)
+
+        if self.env.anthropic_configured:
+            self._with_batches(go)
+
+    def linger(self) -> None:
+        """Batch mode: keep the queue's time (`HookBatches.keep_time`)."""
+        if self.batch_mode and self.enforce:
+            self._with_batches(lambda batches: batches.keep_time())
+
+    def _with_batches(self, use: Callable[[HookBatches], None]) -> None:
+        """Run `use` on the queue; a failure is logged (the next round tries again)."""
+        from scorer.jobs.hook.batch import HookBatches
+
+        try:
+            use(HookBatches(self.policy, self.env))
+        except ScorerError as exc:
+            log.warning("Message Batches: %s; the next hook tries again", exc)
+        except Exception as exc:  # a bug: keep the traceback in the log
+            log.exception("Message Batches: unexpected failure: %s", exc)
 
     def _run(self) -> Outcome:
         request = self.request
@@ -236,9 +291,10 @@ class HookJob:
             force=self.rescore, explicit=not self.enforce,
         )  # fmt: skip
         if not claim.granted:
-            state: OutcomeState = "busy" if claim.previous == "running" else "unchanged"
+            state = _REFUSED.get(claim.previous or "", "unchanged")
             return Outcome(state, claim.reason, session_id), False
-        log.info("%s: scoring %s (%s)", session_id, path, claim.reason)
+        verb = "queueing" if self.batch_mode and self.enforce else "scoring"
+        log.info("%s: %s %s (%s)", session_id, verb, path, claim.reason)
 
         def close(state: State, reason: str | None, **kw: Any) -> str | None:
             return ledger.finish(
@@ -303,6 +359,8 @@ class HookJob:
             )
             if why:
                 return Outcome("skipped", why, session_id)
+            if self.batch_mode:  # judged with the queue's next Message Batch
+                return Outcome("queued", "waiting for a Message Batch", session_id)
         prepared = PrepOptions.from_settings(run_settings()).run(session)
         if self.kind == "llm" and self.enforce:
             estimate = self._estimate(prepared)
