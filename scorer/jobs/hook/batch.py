@@ -263,12 +263,13 @@ class HookBatches:
                     queue.in_batch(sid, run.identity, row["batch_id"])
                 continue
             state, reason, cost = _verdict(result, row)
+            batch_id = row.get("batch_id")
             newer = queue.collected(
-                sid, run.identity, state, reason=reason or None, cost_usd=cost,
-                batch_id=row.get("batch_id"),
+                sid, run.identity, state, cost_usd=cost, batch_id=batch_id,
+                reason=reason or (batch_id and f"collected from Message Batch {batch_id}"),
             )  # fmt: skip
             card = run.card(sid) if state != "failed" else None
-            item = Collected(sid, state, reason, cost, row.get("batch_id"), card, bool(newer))
+            item = Collected(sid, state, reason, cost, batch_id, card, bool(newer))
             _log_collected(item)
             out.append(item)
         return out

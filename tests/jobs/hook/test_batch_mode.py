@@ -143,6 +143,7 @@ def test_sessions_wait_then_go_out_as_one_batch_collected_by_the_next_hook(
         ids, ("scored", 1)
     )
     assert all(ledger[s]["reserved_usd"] == 0 for s in ids)
+    assert {ledger[s]["reason"] for s in ids} == {"collected from Message Batch msgbatch_0001"}
     assert stored() == dict.fromkeys(ids, 1)
     with ScoreStore() as store:
         cards = [store.latest(s) for s in ids]
