@@ -14,6 +14,12 @@ trivial one-option typer command: the floor any typer CLI pays on this machine.
 
 Cases: the real 2.7 MB session and a synthetic 10× (~27 MB) copy with fresh ids.
 Goal (issue 13): ratio ≤ 2.
+
+Start-up (issue 33): `scorer --version` ≤ 0.3 s and `scorer scores list` ≤ 1 s (medians,
+through the installed `scorer` script) on the bundled example store (the demo session
+scored by the heuristic judge into a fresh `SCORER_HOME`), each beside a bare
+`python -c pass` measured in the same rounds: the floor any Python command pays here.
+`--startup` runs only this part (no real data needed).
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from _common import REPO, big_session, load_note, make_synthetic, median, row, t
 
 RATIO_GOAL = 2.0
 HELP_GOAL = 0.3
+VERSION_GOAL = 0.3
+LIST_GOAL = 1.0
 BASELINE = """
 import sys
 import tiktoken
@@ -93,12 +101,55 @@ def bench_help(runs: int, env: dict[str, str]) -> tuple[float, float]:
     return median(helps), median(floors)
 
 
+def example_store(env: dict[str, str]) -> None:
+    """The bundled example store: the demo session, heuristic judge, in `SCORER_HOME`."""
+    demo = REPO / "examples" / "demo-session.jsonl"
+    script = str(Path(sys.executable).parent / "score-session")
+    timed_run([script, str(demo), "--judge", "heuristic", "--json", "-q"], env)
+
+
+def bench_startup(runs: int, env: dict[str, str]) -> dict[str, float]:
+    """Median walls of `scorer --version`, `scorer scores list` and `python -c pass`,
+    measured in the same rounds."""
+    scorer = str(Path(sys.executable).parent / "scorer")
+    cmds = {
+        "version": [scorer, "--version"],
+        "list": [scorer, "scores", "list"],
+        "floor": [sys.executable, "-c", "pass"],
+    }
+    example_store(env)
+    for cmd in cmds.values():
+        timed_run(cmd, env)  # warm the page cache and .pyc files once
+    walls: dict[str, list[float]] = {name: [] for name in cmds}
+    for _ in range(runs):
+        for name, cmd in cmds.items():
+            walls[name].append(timed_run(cmd, env)[0])
+    return {name: median(values) for name, values in walls.items()}
+
+
+def print_startup(runs: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
+        env = {**clean_env(Path(tmp) / "home"), "COLUMNS": "80"}
+        got = bench_startup(runs, env)
+    print(f"== scorer start-up, bundled example store — {load_note()}")
+    for name, label, goal in (
+        ("version", "scorer --version wall", VERSION_GOAL),
+        ("list", "scorer scores list wall", LIST_GOAL),
+    ):
+        print(row(label, f"{got[name]:.2f} s", f"≤ {goal:g} s", verdict(got[name], goal)))
+    print(f"  (baseline in the same run: python -c pass {got['floor']:.2f} s, median of {runs})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="3 pairs")
+    parser.add_argument("--startup", action="store_true", help="only the start-up figures")
     args = parser.parse_args()
     pairs = 3 if args.quick else args.pairs
+    print_startup(max(pairs, 5))
+    if args.startup:
+        return
     real = big_session()
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:

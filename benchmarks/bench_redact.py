@@ -48,8 +48,8 @@ def main() -> None:
         raise SystemExit(f"real data not available: {args.path}")
 
     from scorer.prepare import redact
-    from scorer.prepare.secret_rules import RULES
-    from scorer.prepare.secret_scan import triggers_in
+    from scorer.prepare.secrets.rules import RULES
+    from scorer.prepare.secrets.scan import triggers_in
     from scorer.sources.claude_code import ClaudeCodeSource
 
     raw = args.path.read_text(encoding="utf-8")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import select
 import stat
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,45 +19,88 @@ def write_atomic(path: Path, text: str | bytes) -> None:
     """Write `text` (or bytes) to `path` via a temp file + rename (atomic on POSIX).
 
     The rename never replaces what is not a regular file: a symbolic link is followed
-    (its target is written, the link stays), a character device (`/dev/null`,
-    `/dev/stdout`) or a FIFO (`-o /dev/stdout` into a pipe) is written through, and a
-    directory, socket or block device is refused with `ConfigError` naming it. A FIFO
-    nobody reads within `PIPE_WAIT_SECONDS` is refused rather than waited on forever.
+    (its target is written, the link stays), a character device (`/dev/null`) or a FIFO
+    is written through, and a directory, socket or block device is refused with
+    `ConfigError` naming it. A FIFO nobody reads within `PIPE_WAIT_SECONDS` is refused
+    rather than waited on forever. `/dev/stdout`, `/dev/stderr` and `/dev/fd/N` are
+    written to the descriptor this process already holds, whatever it is (a pipe, a
+    terminal, a file opened with `>` or `>>`), never reopened or replaced.
+
+    Raises:
+        OSError: Naming `path` as given, never the temp file beside it.
+        ConfigError: `path` is a directory or another file we may not replace.
     """
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    data = text.encode() if isinstance(text, str) else text
     try:
-        mode = target.stat().st_mode
+        fd = _own_descriptor(path)
+        if fd is not None:
+            _write_descriptor(fd, data)
+            return
+        mode = _mode(path)
+        if mode is not None and not stat.S_ISREG(mode):
+            _write_special(path, mode, data)
+            return
+        _replace(Path(os.path.realpath(path)) if path.is_symlink() else path, data)
+    except OSError as exc:  # a full disk (`-o /dev/full`), a read-only file: name the user's
+        raise _naming(exc, path) from None
+
+
+_DESCRIPTOR = re.compile(r"/dev/(?:std(out|err)|fd/(\d+))|/proc/self/fd/(\d+)")
+
+
+def _own_descriptor(path: Path) -> int | None:
+    """The descriptor a `/dev/stdout`-like path names in this process (None: a file)."""
+    match = _DESCRIPTOR.fullmatch(str(path))
+    if match is None:
+        return None
+    stream, number, proc = match.groups()
+    return {"out": 1, "err": 2}[stream] if stream else int(number or proc)
+
+
+def _write_descriptor(fd: int, data: bytes) -> None:
+    for stream in (sys.stdout, sys.stderr):  # what was printed before goes first
+        if stream is not None and not stream.closed:
+            stream.flush()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _mode(path: Path) -> int | None:
+    """`path`'s file type, links followed; None when nothing is there yet."""
+    try:
+        return os.stat(path).st_mode
     except FileNotFoundError:
-        mode = None
+        return None
     except OSError as exc:  # a symlink loop, a file where a directory should be
         raise ConfigError(f"{path}: {(exc.strerror or str(exc)).lower()}") from None
-    try:
-        _write(path, target, mode, text)
-    except OSError as exc:  # a full disk (`-o /dev/full`), an I/O error: name the file
-        if exc.filename is None:
-            exc.filename = str(path)
-        raise
 
 
-def _write(path: Path, target: Path, mode: int | None, text: str | bytes) -> None:
-    if mode is not None and not stat.S_ISREG(mode):
-        if stat.S_ISCHR(mode):
-            with open(target, "wb") as device:
-                device.write(text.encode() if isinstance(text, str) else text)
-            return
-        if stat.S_ISFIFO(mode):
-            _write_fifo(path, target, text.encode() if isinstance(text, str) else text)
-            return
-        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-        raise ConfigError(f"{path}: {kind}; give a file path to write")
-    _replace(target, text)
+def _naming(exc: OSError, path: Path) -> OSError:
+    """The same error about `path` (the rename's or mkstemp's names are our temp file)."""
+    if exc.errno is None:
+        exc.filename, exc.filename2 = str(path), None
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
-def _write_fifo(path: Path, target: Path, data: bytes) -> None:
+def _write_special(path: Path, mode: int, data: bytes) -> None:
+    if stat.S_ISCHR(mode):
+        with open(path, "wb") as device:
+            device.write(data)
+        return
+    if stat.S_ISFIFO(mode):
+        _write_fifo(path, data)
+        return
+    kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+    raise ConfigError(f"{path}: {kind}; give a file path to write")
+
+
+def _write_fifo(path: Path, data: bytes) -> None:
     deadline = time.monotonic() + PIPE_WAIT_SECONDS
     while True:
         try:  # non-blocking open fails with ENXIO while the pipe has no reader
-            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
             break
         except OSError as exc:
             if exc.errno != errno.ENXIO:
@@ -70,12 +115,12 @@ def _write_fifo(path: Path, target: Path, data: bytes) -> None:
         pipe.write(data)
 
 
-def _replace(path: Path, text: str | bytes) -> None:
+def _replace(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode() if isinstance(text, str) else text)
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if path.exists():  # keep the mode of the file being replaced

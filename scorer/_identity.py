@@ -26,7 +26,7 @@ TITLE_CHARS = 80
 TASK_CHARS = 8_000
 """How much of the task text a scorecard keeps (the judge reads its own cut of it)."""
 TitleFrom = Literal["session", "task", "first prompt", "screen", "folder", "file", "id"]
-TimesFrom = Literal["events", "recording", "capture", "file"]
+TimesFrom = Literal["events", "label", "recording", "capture", "file"]
 _TEXT_ORDER: tuple[TitleFrom, ...] = ("session", "task", "first prompt", "screen")
 
 _GENERIC_NAME = re.compile(

@@ -286,9 +286,11 @@ class SessionInfo(BaseModel):
     """When the session started (its first event; see `times_from`)."""
     ended_at: datetime | None = None
     times_from: TimesFrom | None = None
-    """Where the start/end come from: `events` (event timestamps), `recording` (a
-    recording's header), `capture` (when a pane was captured), or `file` (the file's
-    modification time, minus the run's reported duration for the start: a fallback)."""
+    """Where the start/end come from: `events` (event timestamps), `label` (the run
+    folder's `label.json`: a Terminal-Bench run's `agent_started_at` / `agent_ended_at`),
+    `recording` (a recording's header), `capture` (a tmux session's start and when its
+    pane was captured), or `file` (the file's modification time, minus the run's reported
+    duration for the start: a fallback)."""
     project: str | None = None
     """Project name (the working directory's last path part)."""
     branch: str | None = None

@@ -170,8 +170,22 @@ class Settings(BaseSettings):
         validation_alias="SCORER_CLAUDE_TIMEOUT",
     )
     """Seconds one `claude -p` judge call may take before it is killed and retried."""
+    final_state: bool = Field(default=True, validation_alias="SCORER_FINAL_STATE")
+    """Add the workspace's final state (git status, diff stat since the session's first
+    commit, the task's deliverables) when the session's repository is here (docs/judge.md)."""
+    final_state_max_age: float = Field(
+        default=24.0,
+        gt=0,
+        le=24 * 366,
+        allow_inf_nan=False,
+        validation_alias="SCORER_FINAL_STATE_MAX_AGE",
+    )
+    """Hours after a session's end past which its workspace is not read (it has likely
+    moved on)."""
     terminal_bench: Path | None = Field(default=None, validation_alias="SCORER_TERMINAL_BENCH")
-    """The terminal-bench sessions used by `score-calibrate` (default: ../shared/data)."""
+    """The Terminal-Bench runs `score-calibrate` and the validity harness use: one
+    backend's folder, or the folder holding several (default:
+    ../shared/data/terminal-bench, every backend)."""
     notebook_home: Path | None = Field(default=None, validation_alias="SCORER_NOTEBOOK_HOME")
     """`SCORER_HOME` for the calibration notebook (default: a fresh temp dir)."""
 

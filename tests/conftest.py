@@ -11,7 +11,10 @@ from scorer.settings import get_settings
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
 CC_PROJECTS = SHARED_DATA / "claude-code-projects"
-TERMINAL_BENCH = SHARED_DATA / "terminal-bench" / "claude_code_coder"
+TERMINAL_BENCH_ALL = SHARED_DATA / "terminal-bench"
+"""Every backend (agent model) of the Terminal-Bench runs: the same 80 tasks each."""
+TERMINAL_BENCH = TERMINAL_BENCH_ALL / "claude_code_coder"
+TERMINAL_BENCH_GPT5 = TERMINAL_BENCH_ALL / "claude_code_gpt5"
 SPOTTER = CC_PROJECTS / "-home-USER-projects-spotter"
 BIG_SESSION = SPOTTER / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -29,6 +32,8 @@ _ENV_VARS = [
     "SCORER_MODEL",
     "SCORER_DEBUG",
     "SCORER_EFFORT",
+    "SCORER_TERMINAL_BENCH",
+    "SCORER_VALIDITY_DIR",
     "SCORER_FALLBACK_MODEL",
     "SCORER_CONTEXT_WINDOW",
     "SCORER_MAX_PROMPT_TOKENS",
@@ -36,6 +41,8 @@ _ENV_VARS = [
     "SCORER_CLAUDE_BIN",
     "SCORER_SECOND_OPINIONS",
     "SCORER_CLAUDE_TIMEOUT",
+    "SCORER_FINAL_STATE",
+    "SCORER_FINAL_STATE_MAX_AGE",
     *(
         f"SCORER_HOOK_{knob}"
         for knob in (
@@ -131,6 +138,14 @@ def cc_projects() -> Path:
 @pytest.fixture
 def terminal_bench() -> Path:
     return require(TERMINAL_BENCH)
+
+
+@pytest.fixture
+def terminal_bench_all() -> Path:
+    """The folder holding both backends (skips unless both are there)."""
+    require(TERMINAL_BENCH)
+    require(TERMINAL_BENCH_GPT5)
+    return TERMINAL_BENCH_ALL
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ output (CLI `--help`/docs pages, config file references, HTTP API examples), pla
 way coding agents print them: in the user's prompt, on a Bash command line, in a tool's
 output, or in a tmux pane capture whose long lines wrap at 80 columns.
 
-Rules: nobody changes `scorer/prepare/secret_rules.py` (or the structure/entropy layers)
+Rules: nobody changes `scorer/prepare/secrets/rules.py` (or the structure/entropy layers)
 by looking at a failure here. A case whose miss is used to change a rule moves to the
 tuning set (`tests/secret_corpus.py`), with a note in the commit and in
 docs/security.md, and stops counting here. `tests/prepare/test_secret_heldout.py`
@@ -1022,5 +1022,5 @@ MOVED_TO_TUNING = frozenset(
     }
 )
 """The 16 cases v1 missed (67/83 caught). Rules were then written from them
-(`secret_cli.py`, SQL and `New value:` rules, `code=`, WIF, `auth=(…)` tuples), so they
+(`secrets/cli.py`, SQL and `New value:` rules, `code=`, WIF, `auth=(…)` tuples), so they
 are tuning cases now and no longer count as held out; see `secret_heldout_v2.py`."""

@@ -136,6 +136,13 @@ def test_type_checking_imports_count():
     assert "scorer.sinks.store" in graph["scorer.results.rows"]  # imported for types only
 
 
+def test_the_secret_rules_are_one_package():
+    """The redaction layers live in `prepare/secrets/`, not as `prepare/secret_*.py` files."""
+    assert sorted(p.name for p in (PACKAGE / "prepare").glob("secret_*.py")) == []
+    layers = {p.stem for p in (PACKAGE / "prepare" / "secrets").glob("*.py")}
+    assert {"base", "rules", "scan", "spread"} <= layers
+
+
 def test_no_module_in_scorer_over_500_lines():
     sizes = {module_name(p): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
     assert {m: n for m, n in sizes.items() if n > MAX_LINES} == {}

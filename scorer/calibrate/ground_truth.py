@@ -21,6 +21,8 @@ from scorer.judge.rubric import Rubric, ScoreConfig, default_rubric
 from scorer.langfuse_client import LangfuseClient
 
 GOAL = "goal_achievement"
+EXECUTION = "execution"
+"""The annotator of an execution-verified label: the task's own tests, not a person."""
 _REQUIRED = ("session_id", "dimension", "value")
 _PAGE = 100  # the v3 scores endpoint's maximum page size
 
@@ -106,23 +108,49 @@ def outcome_label(data: dict[str, Any]) -> str:
     return "partial" if any(v == "passed" for v in results.values()) else "failed"
 
 
+def bench_backends(root: Path) -> list[Path]:
+    """The Terminal-Bench backend folders under `root`, one per agent model.
+
+    `root` is a backend folder itself when it holds `*/label.json` (one task per
+    subfolder), else the folder holding backends (`*/*/label.json`), as in
+    `shared/data/terminal-bench/`.
+
+    Raises:
+        SourceError: neither layout is there.
+    """
+    root = Path(root)
+    if any(root.glob("*/label.json")):
+        return [root]
+    backends = sorted({path.parent.parent for path in root.glob("*/*/label.json")})
+    if not backends:
+        raise SourceError(f"no */label.json files under {root} (nor under its subfolders)")
+    return backends
+
+
 def load_terminal_bench(root: Path, *, rubric: Rubric | None = None) -> list[Label]:
-    """Goal-achievement labels from Terminal-Bench task folders (`<root>/*/label.json`).
+    """Goal-achievement labels from Terminal-Bench task folders, of one backend or all.
+
+    `root` is one backend's folder (`<root>/<task>/label.json`) or the folder holding
+    several (`<root>/<backend>/<task>/label.json`); see `bench_backends`. Each label's
+    `meta["backend"]` is its backend folder's name, so the same task run by two agent
+    models gives two labels.
 
     The session id is the `session_id` of `session.jsonl`'s `system/init` line, which is
-    what the stream-json source reports; tasks without a stream fall back to the task id.
+    what the stream-json source reports; a run without a stream falls back to
+    `<backend>/<task id>` (unique, and never a scorecard's id).
 
     Raises:
         SourceError: `root` is missing, holds no label files, or a file is not JSON.
     """
     cfg = _config(rubric or default_rubric(), GOAL)
-    files = sorted(Path(root).glob("*/label.json"))
-    if not files:
-        raise SourceError(f"no */label.json files under {root}")
-    return [_bench_label(f, cfg) for f in files]
+    return [
+        _bench_label(f, cfg, backend.name)
+        for backend in bench_backends(root)
+        for f in sorted(backend.glob("*/label.json"))
+    ]
 
 
-def _bench_label(path: Path, cfg: ScoreConfig) -> Label:
+def _bench_label(path: Path, cfg: ScoreConfig, backend: str) -> Label:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, json.JSONDecodeError) as e:
@@ -135,14 +163,15 @@ def _bench_label(path: Path, cfg: ScoreConfig) -> Label:
     results = data.get("parser_results") or {}
     category = cfg.category(outcome_label(data))
     return Label(
-        session_id=stream_id or task_id,
+        session_id=stream_id or f"{backend}/{task_id}",
         dimension=cfg.name,
         value=float(category.value),
         label=category.label,
-        annotator="execution",
+        annotator=EXECUTION,
         source="terminal-bench",
         meta={
             "task_id": task_id,
+            "backend": backend,
             "session_path": str(stream) if stream.is_file() else None,
             "instruction": data.get("instruction"),
             "stream_complete": data.get("stream_complete"),
@@ -150,6 +179,7 @@ def _bench_label(path: Path, cfg: ScoreConfig) -> Label:
             "failure_mode": data.get("failure_mode"),
             "tests_passed": sum(v == "passed" for v in results.values()),
             "tests_total": len(results),
+            "agent_started_at": data.get("agent_started_at"),
         },
     )
 

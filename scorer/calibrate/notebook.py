@@ -49,14 +49,15 @@ def use_scratch_home(prefix: str = "scorer-notebook-") -> Path:
 
 
 def bench_times(root: Path) -> dict[str, datetime]:
-    """`agent_started_at` of every Terminal-Bench `label.json` under `root`, by task id."""
-    times: dict[str, datetime] = {}
-    for path in sorted(Path(root).glob("*/label.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        started = data.get("agent_started_at")
-        if started:
-            times[data.get("task_id") or path.parent.name] = datetime.fromisoformat(started)
-    return times
+    """`agent_started_at` of every Terminal-Bench run under `root` (one backend's folder
+    or the folder holding several), by session id (a task is run once per backend)."""
+    from scorer.calibrate.ground_truth import load_terminal_bench
+
+    return {
+        lab.session_id: datetime.fromisoformat(started)
+        for lab in load_terminal_bench(root)
+        if (started := lab.meta.get("agent_started_at"))
+    }
 
 
 def load_sessions(cards: Iterable[Scorecard]) -> tuple[dict[str, Session], dict[str, str]]:
@@ -144,8 +145,9 @@ def session_rows(
         cards: stored scorecards (only the latest scored one per session and judge is used).
         sessions: loaded sessions by id; cards without one keep empty signals.
         judge: keep only this judge kind (default: `pick_judge(cards)`).
-        times: start times by task id (Terminal-Bench `agent_started_at`); falls back to
-            the session's own `started_at`, then the card's `created_at`.
+        times: start times by session id (or task id; Terminal-Bench `agent_started_at`,
+            see `bench_times`); falls back to the session's own `started_at`, then the
+            card's `created_at`.
         outcomes: ground truth by session id: `{"task_id": ..., "label": ...}`.
     """
     judge = judge or pick_judge(cards)
@@ -156,7 +158,7 @@ def session_rows(
         signals = compute_signals(session) if session else None
         truth = outcomes.get(card.session_id, {})
         task_id = truth.get("task_id")
-        started = times.get(task_id) if task_id else None
+        started = times.get(card.session_id) or (times.get(task_id) if task_id else None)
         started = started or (session.started_at if session else None) or card.created_at
         rows.append(
             SessionRow(

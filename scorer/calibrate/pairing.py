@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from scorer.calibrate.ground_truth import Label
 from scorer.models import EvidenceRef, Scorecard
 
+GOAL = "goal_achievement"
 _JOIN_META_KEYS = ("trace_id", "langfuse_trace_id", "langfuse_session_id")
 """Scorecard.meta keys that also identify the session (Langfuse-sourced scorecards)."""
 
@@ -30,6 +31,8 @@ class Pair(BaseModel):
     prompt_version: str
     judge_value: float
     judge_label: str | None = None
+    judge_probability: float | None = None
+    """goal_achievement only: the card's `goal_probability` (None when it has none)."""
     human_value: float
     """Consensus of the annotators: the low median of their values."""
     human_label: str | None = None
@@ -117,6 +120,7 @@ def pair(scorecards: Iterable[Scorecard], labels: Iterable[Label], dimension: st
                 prompt_version=card.prompt_version,
                 judge_value=score.value,
                 judge_label=score.label,
+                judge_probability=card.goal_probability if dimension == GOAL else None,
                 human_value=consensus,
                 human_label=next(lab.label for lab in group if lab.value == consensus),
                 human_values=[lab.value for lab in group],

@@ -4,27 +4,39 @@ table for the terminal.
 The HTML report is one self-contained file (Jinja2 template `templates/report.html.j2`):
 its PNG plots are embedded as base64 `data:` URIs, so it can be mailed or attached as
 is. The Markdown report links `plots/*.png` beside it. Both carry a legend of every
-statistic and name the task (with a link where one is known) of each disagreement.
+statistic and name the task (with a link where one is known) of each disagreement. For
+the goal, a second table gives the success probability's ranking and calibration
+(AUROC, Brier score, ECE; `scorer.calibrate.probability`) beside the class's AUROC, and
+its section shows the reliability diagram next to the confusion matrix.
 
-Plots are drawn on `matplotlib.figure.Figure` objects with the Agg canvas, never through
-pyplot: nothing global is switched, so a notebook's backend is left alone, and no
-display is needed. matplotlib is a main dependency; if it cannot be imported the report
-still has every table and says why the plots are missing.
+The plots are `calibrate.plots`'. matplotlib is a main dependency; if it cannot be
+imported the report still has every table and says why the plots are missing. The
+ground truth is named what it is everywhere (`human`, `execution-verified`, or `ground
+truth` for a mix), and the legend says what it means.
 """
 
 from __future__ import annotations
 
-import base64
-import io
-import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from rich.table import Table
 
 from scorer._fs import write_atomic
 from scorer._text import plural
+from scorer.calibrate.plots import (
+    TRUTH_NAMES,
+    bias_truth,
+    data_uris,
+    group_name,
+    make_plots,
+    stem,
+    truth_name,
+    write_plot_files,
+)
+from scorer.calibrate.probability import N_BOOT as AUROC_BOOT
+from scorer.calibrate.probability import ProbabilityFigures
 from scorer.calibrate.stats import CalibrationResult, DimensionAgreement, Pair
 from scorer.errors import ConfigError
 
@@ -50,32 +62,60 @@ _NO_PLOTS = (
 LEGEND: list[tuple[str, str]] = [
     ("n", "Sessions with both a judge score and a ground-truth label for the dimension."),
     ("exact", "Exact agreement: share of sessions where the judge gave the same label as the "
-     "humans (0-1, higher is better)."),
-    ("±1", "Within one: share of sessions where judge and humans are at most one step apart."),
+     "ground truth (0-1, higher is better)."),
+    ("±1", "Within one: share of sessions where judge and ground truth are at most one step "
+     "apart."),
     ("κ", "Cohen's kappa: agreement corrected for chance (1 perfect, 0 chance level, "
      "below 0 worse than chance)."),
     ("κw", "Weighted kappa (quadratic): like κ, but near misses count as partial agreement, "
      "which suits ordered scales."),
     ("α", "Krippendorff's alpha (ordinal): chance-corrected reliability between judge and "
-     "humans; above 0.8 is reliable, 0.67-0.8 tentative."),
-    ("ρ", "Spearman rank correlation: do judge and humans order sessions the same way."),
+     "ground truth; above 0.8 is reliable, 0.67-0.8 tentative."),
+    ("ρ", "Spearman rank correlation: do judge and ground truth order sessions the same way."),
     ("r", "Pearson correlation of the raw values."),
-    ("MAE", "Mean absolute error |judge − human|, in scale steps (lower is better)."),
-    ("bias", "Mean of judge − human: positive means the judge is more generous than the "
-     "humans, negative stricter."),
+    ("MAE", "Mean absolute error |judge − ground truth|, in scale steps (lower is better)."),
+    ("bias", "Mean of judge − ground truth: positive means the judge is more generous than the "
+     "ground truth, negative stricter."),
     ("bal.acc", "Balanced accuracy: recall averaged over the label classes, so a judge that "
      "always answers the majority label does not look good."),
     ("bal.acc res.", "Resolved-vs-not balanced accuracy (goal_achievement only): complete or "
      "exceeded against everything else, the question execution-verified outcomes answer."),
-    ("[low, high]", "95% confidence interval from a seeded bootstrap over sessions; wide "
-     "intervals mean too few labelled sessions to trust the point value."),
+    ("AUROC p", "goal_achievement only: AUROC of the cards' goal_probability against "
+     "resolved-vs-not, the chance a resolved session gets a higher probability than an "
+     "unresolved one (0.5 chance, 1 perfect). n/a when no card has a probability."),
+    ("AUROC class", "The same for the goal class (failed < partial < complete < exceeded): "
+     "the baseline the probability has to beat."),
+    ("Brier", "Mean squared error of goal_probability against resolved (1) or not (0); "
+     "0 is perfect, a constant 0.5 scores 0.25."),
+    ("ECE", "Expected calibration error over 10 equal-width probability bins: the "
+     "session-weighted mean |mean probability − share resolved| of each bin (0 perfect)."),
+    ("reliability", "The reliability diagram: per probability bin, the share that resolved "
+     "against the mean probability (on the diagonal = calibrated), with sessions per bin."),
+    ("[low, high]", "95% confidence interval from a seeded bootstrap over sessions (AUROC: "
+     "2,000 resamples); wide intervals mean too few labelled sessions to trust the point "
+     "value."),
     ("—", "Undefined: too few pairs, or one side is constant (see the notes under each "
      "dimension)."),
-    ("human", "The consensus of the annotators: the low median of their labels."),
-    ("diff", "Judge minus human for one session; the disagreement tables list the largest "
-     "|diff| first, with the evidence the judge cited (#event numbers)."),
+    ("diff", "Judge minus ground truth for one session; the disagreement tables list the "
+     "largest |diff| first, with the evidence the judge cited (#event numbers)."),
 ]  # fmt: skip
-"""(symbol, explanation) for every statistic and column in the report."""
+"""(symbol, explanation) for every statistic and column in the report (`legend` adds
+what the ground truth is)."""
+TRUTH_LEGEND: dict[str, str] = {
+    "human": "The ground truth is people's labels: the consensus of the annotators (the low "
+    "median of their labels).",
+    "execution-verified": "The ground truth is the task's own tests (Terminal-Bench): all "
+    "passed is complete, some passed partial, none failed. No person labelled these sessions.",
+    "mixed": "Some sessions are labelled by people (the annotators' low median), some by the "
+    "task's own tests (execution-verified).",
+}
+"""What each kind of ground truth means, under the name the report gives it (`TRUTH_NAMES`)."""
+
+
+def legend(result: CalibrationResult) -> list[tuple[str, str]]:
+    """`LEGEND` and an entry for each kind of ground truth the result holds."""
+    kinds = dict.fromkeys(a.truth for a in result.agreements)
+    return [*LEGEND, *((TRUTH_NAMES[k], TRUTH_LEGEND[k]) for k in kinds)]
 
 
 def format_stat(value: float | int | None, digits: int = 2) -> str:
@@ -85,15 +125,6 @@ def format_stat(value: float | int | None, digits: int = 2) -> str:
     if isinstance(value, int):
         return str(value)
     return f"{value:+.{digits}f}" if value < 0 else f"{value:.{digits}f}"
-
-
-def group_name(a: DimensionAgreement | Pair) -> str:
-    """`judge/model@prompt_version`, the label of one judge group."""
-    return f"{a.judge}/{a.model or '-'}@{a.prompt_version}"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
 
 def _with_ci(a: DimensionAgreement, field: str) -> str:
@@ -117,112 +148,48 @@ def render_table(result: CalibrationResult) -> Table:
     return table
 
 
-# --- plots ---------------------------------------------------------------------------
+PROB_HEADERS = ["judge", "n", "with p", "AUROC p", "AUROC class", "Brier", "ECE"]
+"""Columns of the goal probability's table (`probability_rows`)."""
 
 
-def _figure_class() -> Any:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        return None
-    return Figure
+def _ci_text(value: float | None, ci: tuple[float, float] | None, missing: str = "—") -> str:
+    if value is None:
+        return missing
+    text = format_stat(value)
+    return text + (f" [{format_stat(ci[0])}, {format_stat(ci[1])}]" if ci else "")
 
 
-def _png(fig: Any) -> bytes:
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)  # a bare Figure renders with the Agg canvas
-    return buf.getvalue()
+def _prob_cells(f: ProbabilityFigures) -> list[str]:
+    """AUROC p, AUROC class, Brier, ECE: `n/a` where no card has a probability."""
+    na = "n/a" if f.n_probability == 0 else "—"
+    return [
+        _ci_text(f.auroc, f.auroc_ci, na),
+        _ci_text(f.auroc_class, f.auroc_class_ci),
+        _ci_text(f.brier, None, na),
+        _ci_text(f.ece, None, na),
+    ]
 
 
-def _plot_confusion(figure: Any, a: DimensionAgreement) -> bytes | None:
-    if not a.confusion:
-        return None
-    fig = figure(figsize=(3.6, 3.2))
-    ax = fig.subplots()
-    ax.imshow(a.confusion, cmap="Blues")
-    ticks = range(len(a.label_names))
-    ax.set_xticks(ticks, a.label_names, rotation=45, ha="right")
-    ax.set_yticks(ticks, a.label_names)
-    ax.set_xlabel("judge")
-    ax.set_ylabel("human")
-    ax.set_title(a.dimension, fontsize=9)
-    for r, row in enumerate(a.confusion):
-        for c, count in enumerate(row):
-            ax.text(c, r, str(count), ha="center", va="center", fontsize=8)
-    return _png(fig)
+def probability_rows(result: CalibrationResult) -> list[list[str]]:
+    """One row per judge group with a goal agreement: `PROB_HEADERS`' cells."""
+    return [
+        [group_name(a), str(f.n), str(f.n_probability), *_prob_cells(f)]
+        for a in result.agreements
+        if (f := a.probability) is not None
+    ]
 
 
-def _plot_distribution(figure: Any, a: DimensionAgreement) -> bytes:
-    fig = figure(figsize=(4.2, 2.8))
-    ax = fig.subplots()
-    if a.labels:
-        width = 0.4
-        xs = range(len(a.labels))
-        for offset, values, name in (
-            (-width / 2, a.judge_values, "judge"),
-            (width / 2, a.human_values, "human"),
-        ):
-            counts = [sum(abs(v - lab) < 0.5 for v in values) for lab in a.labels]
-            ax.bar([x + offset for x in xs], counts, width, label=name)
-        ax.set_xticks(list(xs), a.label_names)
-    else:
-        ax.hist([a.judge_values, a.human_values], bins=10, label=["judge", "human"])
-    ax.set_title(f"{a.dimension}: score distribution", fontsize=9)
-    ax.legend(fontsize=7)
-    return _png(fig)
-
-
-def _plot_bias(figure: Any, result: CalibrationResult) -> bytes | None:
-    rows = [(a, a.bias) for a in result.agreements if a.bias is not None]
+def render_probability_table(result: CalibrationResult) -> Table | None:
+    """The goal probability's ranking and calibration per judge group (None: no goal)."""
+    rows = probability_rows(result)
     if not rows:
         return None
-    fig = figure(figsize=(6, 0.4 * len(rows) + 1.2))
-    ax = fig.subplots()
-    names = [f"{group_name(a)} {a.dimension}" for a, _ in rows]
-    biases = [bias for _, bias in rows]
-    ax.barh(names, biases, color=["tab:red" if b > 0 else "tab:blue" for b in biases])
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_xlabel("mean bias (judge − human)")
-    ax.tick_params(axis="y", labelsize=7)
-    return _png(fig)
-
-
-def make_plots(result: CalibrationResult) -> dict[str, bytes] | None:
-    """PNG bytes keyed `bias`, `confusion:<stem>`, `dist:<stem>`; None without matplotlib."""
-    figure = _figure_class()
-    if figure is None:
-        return None
-    plots: dict[str, bytes] = {}
-    for a in result.agreements:
-        stem = _stem(a)
-        confusion = _plot_confusion(figure, a)
-        if confusion:
-            plots[f"confusion:{stem}"] = confusion
-        plots[f"dist:{stem}"] = _plot_distribution(figure, a)
-    bias = _plot_bias(figure, result)
-    if bias:
-        plots["bias"] = bias
-    return plots
-
-
-def _stem(a: DimensionAgreement) -> str:
-    return _slug(f"{group_name(a)}-{a.dimension}")
-
-
-def _write_plot_files(plots: dict[str, bytes], plot_dir: Path) -> dict[str, str]:
-    """Write each PNG under `plot_dir`; returns {key: path relative to the report}."""
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for key, png in plots.items():
-        name = key.replace(":", "-") + ".png"
-        (plot_dir / name).write_bytes(png)
-        paths[key] = f"{plot_dir.name}/{name}"
-    return paths
-
-
-def _data_uris(plots: dict[str, bytes]) -> dict[str, str]:
-    return {k: "data:image/png;base64," + base64.b64encode(v).decode() for k, v in plots.items()}
+    table = Table(title="goal_achievement: success probability vs resolved", show_lines=False)
+    for header in PROB_HEADERS:
+        table.add_column(header, justify="left" if header == "judge" else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 # --- documents -------------------------------------------------------------------------
@@ -284,7 +251,8 @@ def _value_name(a: DimensionAgreement, value: float) -> str:
     return names.get(value, format_stat(value, 1))
 
 
-_DIS_HEADERS = ["task (session)", "judge", "human", "diff", "evidence", "link"]
+def _dis_headers(a: DimensionAgreement) -> list[str]:
+    return ["task (session)", "judge", truth_name(a), "diff", "evidence", "link"]
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> str:
@@ -297,10 +265,11 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def _intro(result: CalibrationResult) -> str:
+    auroc = f", AUROC {AUROC_BOOT:,}x" if result.n_boot and probability_rows(result) else ""
     return (
         f"Rubric {result.rubric_version} · {plural(result.n_labels, 'label')} · "
         f"{plural(result.n_scorecards, 'scorecard')} · "
-        f"{plural(result.unmatched_labels, 'label')} without a scorecard · bootstrap {result.n_boot}x (seed {result.seed}), 95% CI in brackets."
+        f"{plural(result.unmatched_labels, 'label')} without a scorecard · bootstrap {result.n_boot}x{auroc} (seed {result.seed}), 95% CI in brackets."
     )
 
 
@@ -316,8 +285,12 @@ _INTER_HEADERS = ["dimension", "annotators", "shared sessions", "α", "notes"]
 
 def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
     out = ["# Judge calibration", "", _intro(result), "", "## Summary", ""]
-    out += [_md_table(*_summary_rows(result)), "", "## Legend", ""]
-    out += [f"- **{symbol}**: {text}" for symbol, text in LEGEND]
+    out += [_md_table(*_summary_rows(result)), ""]
+    if probability_rows(result):
+        out += ["## Goal: success probability vs resolved", ""]
+        out += [_md_table(PROB_HEADERS, probability_rows(result)), ""]
+    out += ["## Legend", ""]
+    out += [f"- **{symbol}**: {text}" for symbol, text in legend(result)]
     if plots is None:
         out += ["", f"> {_NO_PLOTS}"]
     elif "bias" in plots:
@@ -330,26 +303,27 @@ def _render_md(result: CalibrationResult, plots: dict[str, str] | None) -> str:
             _md_table(_INTER_HEADERS, _inter_rows(result)),
         ]
     for a in result.agreements:
-        stem = _stem(a)
+        key = stem(a)
         out += ["", f"## {a.dimension} — {group_name(a)} (n={a.n})", ""]
         out += [f"- {note}" for note in a.notes]
-        for key in (f"confusion:{stem}", f"dist:{stem}"):
-            if plots and key in plots:
-                out.append(f"![{key.split(':')[0]} {a.dimension}]({plots[key]})")
+        for plot in (f"confusion:{key}", f"reliability:{key}", f"dist:{key}"):
+            if plots and plot in plots:
+                out.append(f"![{plot.split(':')[0]} {a.dimension}]({plots[plot]})")
         if a.disagreements:
             out += ["", "Largest disagreements:", ""]
-            out.append(_md_table(_DIS_HEADERS, _disagreement_rows(a, lambda t, u: f"[{t}]({u})")))
+            rows = _disagreement_rows(a, lambda t, u: f"[{t}]({u})")
+            out.append(_md_table(_dis_headers(a), rows))
     return "\n".join(out) + "\n"
 
 
 def _html_sections(result: CalibrationResult, plots: dict[str, str] | None) -> list[dict]:
     sections = []
     for a in result.agreements:
-        stem = _stem(a)
+        key = stem(a)
         images = [
-            (kind, plots[f"{kind}:{stem}"])
-            for kind in ("confusion", "dist")
-            if plots and f"{kind}:{stem}" in plots
+            (kind, plots[f"{kind}:{key}"])
+            for kind in ("confusion", "reliability", "dist")
+            if plots and f"{kind}:{key}" in plots
         ]
         sections.append(
             {
@@ -357,6 +331,7 @@ def _html_sections(result: CalibrationResult, plots: dict[str, str] | None) -> l
                 "notes": a.notes,
                 "images": images,
                 "rows": _disagreements(a),
+                "headers": _dis_headers(a),
             }
         )
     return sections
@@ -376,13 +351,15 @@ def _render_html(result: CalibrationResult, plots: dict[str, str] | None) -> str
         intro=_intro(result),
         summary_headers=summary_headers,
         summary_rows=summary_rows,
-        legend=LEGEND,
+        prob_headers=PROB_HEADERS,
+        prob_rows=probability_rows(result),
+        legend=legend(result),
         no_plots=_NO_PLOTS if plots is None else None,
         bias=(plots or {}).get("bias"),
+        bias_truth=bias_truth(result),
         inter_headers=_INTER_HEADERS,
         inter_rows=_inter_rows(result),
         sections=_html_sections(result, plots),
-        dis_headers=_DIS_HEADERS,
     )
 
 
@@ -405,9 +382,9 @@ def write_report(
     (out_dir / "calibration.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
     path = out_dir / f"calibration.{fmt}"
     if fmt == "html":
-        text = _render_html(result, _data_uris(pngs) if pngs is not None else None)
+        text = _render_html(result, data_uris(pngs) if pngs is not None else None)
     else:
-        links = _write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
+        links = write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
         text = _render_md(result, links)
     write_atomic(path, text)
     path.chmod(0o644)  # a report is meant to be shared (the temp file was owner-only)

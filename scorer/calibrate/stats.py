@@ -13,7 +13,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from itertools import groupby
-from typing import Any
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -22,7 +22,7 @@ from scipy import stats as sps
 from sklearn import metrics as skm
 
 from scorer._text import plural
-from scorer.calibrate.ground_truth import Label
+from scorer.calibrate.ground_truth import EXECUTION, Label
 from scorer.calibrate.pairing import (
     Pair,
     group_key,
@@ -31,6 +31,8 @@ from scorer.calibrate.pairing import (
     latest_scorecards,
     pair,
 )
+from scorer.calibrate.probability import N_BOOT as AUROC_BOOT
+from scorer.calibrate.probability import ProbabilityFigures, probability_figures
 from scorer.judge.rubric import Rubric, ScoreConfig, default_rubric
 from scorer.models import Scorecard
 
@@ -57,6 +59,11 @@ class Interval(BaseModel):
     high: float | None = None
 
 
+Truth = Literal["human", "execution-verified", "mixed"]
+"""What the ground truth of an agreement is: annotators' labels (`human`), the tasks' own
+tests (`execution-verified`: Terminal-Bench outcomes), or some of each (`mixed`)."""
+
+
 class DimensionAgreement(BaseModel):
     """How well one judge (model, prompt version) agrees with ground truth on one dimension."""
 
@@ -65,6 +72,8 @@ class DimensionAgreement(BaseModel):
     model: str | None = None
     prompt_version: str
     n: int
+    truth: Truth = "human"
+    """What the ground truth is (the `human_*` fields hold it, whatever it is)."""
     labels: list[float] = Field(default_factory=list)
     """The ordered label set (rows/columns of `confusion`); empty for continuous scores."""
     label_names: list[str] = Field(default_factory=list)
@@ -85,6 +94,10 @@ class DimensionAgreement(BaseModel):
     """goal_achievement only: balanced accuracy of resolved (complete or exceeded) vs not."""
     confusion: list[list[int]] = Field(default_factory=list)
     """Rows are the human label, columns the judge label, both in `labels` order."""
+    probability: ProbabilityFigures | None = None
+    """goal_achievement only: AUROC (of the cards' goal_probability and of the class),
+    Brier score, ECE and reliability bins against resolved-vs-not
+    (`scorer.calibrate.probability`; AUROC intervals from `AUROC_BOOT` resamples)."""
     judge_values: list[float] = Field(default_factory=list)
     human_values: list[float] = Field(default_factory=list)
     ci: dict[str, Interval] = Field(default_factory=dict)
@@ -262,6 +275,7 @@ def agreement(
         model=first.model,
         prompt_version=first.prompt_version,
         n=len(pairs),
+        truth=truth_of(pairs),
         labels=labels,
         label_names=names,
         judge_values=j.tolist(),
@@ -276,8 +290,41 @@ def agreement(
         result.confusion = skm.confusion_matrix(hs, js, labels=labels).tolist()
         if not (np.array_equal(js, j) and np.array_equal(hs, h)):
             result.notes.append("values off the label set were snapped to the nearest label")
+    if resolved is not None:
+        result.probability = _probability(pairs, j, h >= resolved, n_boot=n_boot, seed=seed)
+        result.notes += _probability_notes(result.probability)
     result.notes += _explain(j, h, core)
     return _finite(result)
+
+
+def _probability(
+    pairs: Sequence[Pair], j: np.ndarray, resolved: np.ndarray, *, n_boot: int, seed: int
+) -> ProbabilityFigures:
+    """The goal's probability figures; AUROC intervals take `AUROC_BOOT` resamples (they
+    are cheap) unless intervals are off (`n_boot` 0)."""
+    probs = [p.judge_probability for p in pairs]
+    boot = AUROC_BOOT if n_boot > 0 else 0
+    return probability_figures(resolved, j, probs, n_boot=boot, seed=seed)
+
+
+def _probability_notes(fig: ProbabilityFigures) -> list[str]:
+    if fig.n_probability == 0:
+        return ["no card has a goal_probability: its AUROC, Brier score and ECE are n/a"]
+    if fig.n_probability < fig.n:
+        return [
+            f"goal_probability on {fig.n_probability} of {fig.n} cards: its AUROC, Brier "
+            "score and ECE cover those only (the class AUROC covers all)"
+        ]
+    return []
+
+
+def truth_of(pairs: Sequence[Pair]) -> Truth:
+    """`execution-verified` when every label came from the tasks' tests, `human` when none
+    did, else `mixed`."""
+    kinds = {annotator == EXECUTION for p in pairs for annotator in p.annotators}
+    if kinds == {True}:
+        return "execution-verified"
+    return "mixed" if True in kinds else "human"
 
 
 def _resolved_value(cfg: ScoreConfig) -> float | None:

@@ -25,7 +25,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from scorer.errors import ScorerError
-from scorer.settings import get_settings
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -122,6 +121,15 @@ def model_option(param: typer.CallbackParam, value: str | None) -> str | None:
     return value
 
 
+FinalStateOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--final-state/--no-final-state",
+        help="Add the workspace's final state (git status, diff since the session's first "
+        "commit, the task's deliverables) when its repository is here (default: "
+        "SCORER_FINAL_STATE, on).",
+    ),
+]
 SecondOpinionsOption = Annotated[
     bool | None,
     typer.Option(
@@ -155,6 +163,8 @@ class PushTarget(StrEnum):
 
 
 def _debug() -> bool:
+    from scorer.settings import get_settings  # pydantic-settings: 0.2 s, not for --version
+
     try:
         return get_settings().debug
     except Exception:  # the settings themselves are invalid: that error is being reported

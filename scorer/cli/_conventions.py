@@ -12,7 +12,9 @@ which cut cells (`--install-compl…`, `--sample/--fract…`) when they share 80
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import sys
 import textwrap
 from typing import Annotated, Any
 
@@ -185,14 +187,33 @@ def _format_help(cmd: Any, ctx: Any, formatter: Any) -> None:
     return None
 
 
-def _adopt(cmd: Any, *, root: bool) -> None:
+def adopt(cmd: Any, *, root: bool) -> None:
     """Add the shared options, the epilog and the width-aware help to `cmd` and every
-    command below it."""
+    command below it; a group given no command prints its help."""
     cmd.params.extend(_params(version=root))
     cmd.epilog = _epilog(cmd.name, cmd.epilog)
     cmd.format_help = lambda ctx, formatter: _format_help(cmd, ctx, formatter)
+    if hasattr(cmd, "commands"):
+        _help_when_bare(cmd)
     for sub in getattr(cmd, "commands", {}).values():
-        _adopt(sub, root=False)
+        adopt(sub, root=False)
+
+
+def _help_when_bare(group: Any) -> None:
+    """`scorer` or `scorer scores` alone: the group's help on stderr, exit 2 (click's
+    `no_args_is_help`, which typer's error printer drops, so nothing was shown)."""
+    parse = group.parse_args
+
+    def parse_args(ctx: Any, args: list[str]) -> list[str]:
+        if not args and group.no_args_is_help and not ctx.resilient_parsing:
+            with contextlib.redirect_stdout(sys.stderr):  # the rich layout prints itself
+                text = ctx.get_help()
+            if text:  # the plain layout returns it
+                typer.echo(text, err=True)
+            ctx.exit(2)
+        return parse(ctx, args)
+
+    group.parse_args = parse_args
 
 
 class ScorerGroup(TyperGroup):
@@ -201,7 +222,7 @@ class ScorerGroup(TyperGroup):
     def __init__(self, **kwargs: Any) -> None:
         kwargs["name"] = kwargs.get("name") or "scorer"
         super().__init__(**kwargs)
-        _adopt(self, root=True)
+        adopt(self, root=True)
 
 
 class ScorerCommand(TyperCommand):
@@ -209,7 +230,7 @@ class ScorerCommand(TyperCommand):
 
     def __init__(self, name: str | None, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
-        _adopt(self, root=True)
+        adopt(self, root=True)
 
 
 def entry_point(command: Any, name: str) -> None:

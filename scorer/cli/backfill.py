@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from scorer._text import plural
 from scorer.cli._common import (
@@ -24,6 +25,7 @@ from scorer.cli._common import (
     EXIT_PARTIAL,
     EffortOption,
     FallbackOption,
+    FinalStateOption,
     SecondOpinionsOption,
     effort_value,
     err,
@@ -35,7 +37,7 @@ from scorer.cli._common import (
 )
 from scorer.cli._validate import check_window, non_negative, unit_interval, usage_error
 from scorer.cli.progress import BackfillBar
-from scorer.cli.tables import results_table
+from scorer.cli.tables import pack, results_table
 from scorer.errors import ConfigError
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
 from scorer.jobs.discovery import DiscoveryProgress, watch_discovery
@@ -115,56 +117,102 @@ def not_started_text(summary: BackfillSummary, cost_cap: float | None) -> str:
     return f"{n} not started" + (" (cost cap)" if n and cost_cap is not None else "")
 
 
+def _stored_ids() -> list[str]:
+    """The store's session ids, which a shown id prefix must be unique among ([] when
+    the store cannot be read: the prefixes are then unique among the run's sessions)."""
+    from scorer.errors import SinkError
+    from scorer.sinks.store import ScoreStore
+
+    try:
+        with ScoreStore(open_now=False) as store:
+            return store.session_ids()
+    except SinkError:
+        return []
+
+
+def _summary_phrases(s: BackfillSummary, cost_cap: float | None) -> list[str]:
+    """The run's one-line summary, in phrases a narrow terminal may break between."""
+    phrases = [f"backfill {s.run_key}:", f"{s.scored} scored,"]
+    if s.incomplete:
+        phrases.append(f"{s.incomplete} incomplete in Langfuse,")
+    phrases += [f"{s.skipped} skipped,", f"{s.unscored} unscored,", f"{s.failed} failed,"]
+    return [
+        *phrases,
+        not_started_text(s, cost_cap),
+        f"(of {s.selected} selected,",
+        f"{s.discovered} found,",
+        f"{s.active} active) —",
+        f"{s.input_tokens:,} in / {s.output_tokens:,} out tokens,",
+        f"${s.cost_usd:.4f},",
+        f"{s.wall_seconds:.1f}s",
+    ]
+
+
+def _dry_run_phrases(s: BackfillSummary) -> list[str]:
+    to_judge = s.selected - s.skipped - s.unscored - s.failed - s.not_started
+    return [
+        "dry run",
+        f"{plural(to_judge, 'session')} to judge",
+        f"(of {s.selected} selected:",
+        f"{s.skipped} already done,",
+        f"{s.unscored + s.failed} final or out of attempts;",
+        f"{s.discovered} found,",
+        f"{s.active} active):",
+        f"~{s.estimated_input_tokens:,} input +",
+        f"~{s.estimated_output_tokens:,} output tokens,",
+        f"~${s.estimated_cost_usd:.4f}",
+    ]
+
+
+def _phrases(phrases: list[str], width: int) -> Text:
+    """The phrases on lines of at most `width`, the first (what this is) in bold."""
+    text = Text(pack(phrases, width, sep=" "))
+    text.stylize("bold", 0, len(phrases[0].rstrip(":")))
+    return text
+
+
 def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> None:
     """The human summary on stderr."""
     s = summary
     if s.sessions:
-        err.print(results_table(s.sessions, err.width))
+        err.print(results_table(s.sessions, err.width, among=_stored_ids()))
     if s.dry_run:
-        to_judge = s.selected - s.skipped - s.unscored - s.failed - s.not_started
-        err.print(
-            f"[bold]dry run[/] {plural(to_judge, 'session')} to judge (of {s.selected} selected: "
-            f"{s.skipped} already done, {s.unscored + s.failed} final or out of attempts; "
-            f"{s.discovered} found, {s.active} active): "
-            f"~{s.estimated_input_tokens:,} input + ~{s.estimated_output_tokens:,} output tokens, "
-            f"~${s.estimated_cost_usd:.4f}"
-        )
+        err.print(_phrases(_dry_run_phrases(s), err.width))
         for basis in s.estimate_basis:
             err.print(f"  estimate basis: {basis}", markup=False, highlight=False)
         for line in s.forecast.lines() if s.forecast else []:
             err.print(line, markup=False, highlight=False)
     else:
-        err.print(
-            f"[bold]backfill {s.run_key}[/]: {s.scored} scored, "
-            + (f"{s.incomplete} incomplete in Langfuse, " if s.incomplete else "")
-            + f"{s.skipped} skipped, "
-            f"{s.unscored} unscored, {s.failed} failed, {not_started_text(s, cost_cap)} "
-            f"(of {s.selected} selected, {s.discovered} found, {s.active} active) — "
-            f"{s.input_tokens:,} in / {s.output_tokens:,} out tokens, ${s.cost_usd:.4f}, "
-            f"{s.wall_seconds:.1f}s"
-        )
+        err.print(_phrases(_summary_phrases(s, cost_cap), err.width))
     for f in s.failures:
-        err.print(f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})")
+        err.print(
+            f"  [red]{f.outcome}[/] {f.session_id}: {f.reason} (attempts {f.attempts})",
+            soft_wrap=False,
+        )
     if s.failed and not s.dry_run:
         err.print(
             f"  {plural(s.failed, 'failed session')}: run the same command again to retry "
-            "them (each up to --max-attempts tries over all runs)"
+            "them (each up to --max-attempts tries over all runs)",
+            soft_wrap=False,
         )
     for text in s.notes:
         note(text)
     if s.verified or s.verify_error:
         err.print(
             f"  read back from Langfuse: {plural(s.verified, 'session')}"
-            + (f" — read-back failed: {s.verify_error}" if s.verify_error else "")
+            + (f" — read-back failed: {s.verify_error}" if s.verify_error else ""),
+            soft_wrap=False,
         )
     if s.incomplete:
         err.print(
             "  incomplete sessions are stored locally; run the same command again or "
-            "`scorer scores push` to finish their Langfuse scores"
+            "`scorer scores push` to finish their Langfuse scores",
+            soft_wrap=False,
         )
     if s.escalated or s.calibration:
         err.print(
-            f"  queued for review: {len(s.escalated)} escalated, {len(s.calibration)} calibration"
+            f"  queued for review: {len(s.escalated)} escalated, {len(s.calibration)} calibration",
+            soft_wrap=False,
         )
 
 
@@ -256,6 +304,7 @@ def backfill_command(
     effort: EffortOption = None,
     fallback_model: FallbackOption = None,
     second_opinions: SecondOpinionsOption = None,
+    final_state: FinalStateOption = None,
     projects_root: Annotated[
         Path | None,
         typer.Option(help="Claude Code projects root."),
@@ -333,6 +382,7 @@ def backfill_command(
         effort=effort_value(effort),
         fallback_model=fallback_model,
         second_opinions=second_opinions,
+        final_state=final_state,
         projects_root=projects_root,
         shard=shard_range,
         batch_api=batch_api,

@@ -105,7 +105,7 @@ def calibrate_command(
         labels = labels_from_stdin()
     else:
         labels = load_ground_truth(ground_truth, since=since)
-    note(f"{plural(len(labels), 'ground-truth label')} from {ground_truth}")
+    note(f"{plural(len(labels), 'ground-truth label')} from {ground_truth}{_per_backend(labels)}")
     if judge == JudgeFilter.auto:
         judge = JudgeFilter(choose_judge("auto"))
     kinds = ["heuristic"] if judge != JudgeFilter.llm else []
@@ -132,6 +132,14 @@ def calibrate_command(
     else:
         out.print(calibration_view(result, out))
     err.print(f"report: {report}")
+
+
+def _per_backend(labels: list) -> str:
+    """` (claude_code_coder 80, claude_code_gpt5 80)` for Terminal-Bench labels, else ``."""
+    from collections import Counter
+
+    counts = Counter(lab.meta.get("backend") for lab in labels if lab.meta.get("backend"))
+    return f" ({', '.join(f'{b} {n}' for b, n in sorted(counts.items()))})" if counts else ""
 
 
 def _fill_and_report(labels: list, opts: FillOptions) -> None:

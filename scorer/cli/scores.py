@@ -71,13 +71,14 @@ def list_command(
         matching = store.count_runs(where)
         stored = matching or store.count_runs()
         path = store.path
+        known = store.session_ids() if runs and not as_json else []
     if as_json:
         print_json([r.model_dump(mode="json") for r in runs])
         return
     if not runs:
         err.print(_nothing_listed(stored, path), highlight=False)
         return
-    out.print(runs_table(runs, out, title=_list_title(len(runs), matching)))
+    out.print(runs_table(runs, out, title=_list_title(len(runs), matching), among=known))
 
 
 def _list_title(shown: int, matching: int) -> str:
@@ -136,7 +137,7 @@ def show_command(
     if as_json:
         print_json(card.model_dump(mode="json"))
     else:
-        out.print(scorecard_view(card))
+        out.print(scorecard_view(card, out.width), soft_wrap=False)
 
 
 def push_candidates(

@@ -19,6 +19,7 @@ from scorer.cli._common import (
     EXIT_UNSCORED,
     EffortOption,
     FallbackOption,
+    FinalStateOption,
     PushTarget,
     SecondOpinionsOption,
     effort_value,
@@ -72,9 +73,11 @@ def _show_plan(
     render: bool,
     as_json: bool,
     estimate: dict | None = None,
+    final_state: bool | None = None,
 ) -> None:
     """`--render` (the timeline) or `--dry-run` (summary, signals, chunk plan, estimate)."""
     from scorer.jobs.setup import run_settings
+    from scorer.live.final_state import FinalStateOptions, add_final_state
     from scorer.prepare import PrepOptions
 
     settings = run_settings()
@@ -82,6 +85,9 @@ def _show_plan(
     _warn_input(session)
     if task and not session.task:
         session.task = task
+    session = add_final_state(
+        session, FinalStateOptions.from_settings(settings, enabled=final_state)
+    )
     prepared = PrepOptions.from_settings(settings, budget=budget, overlap=overlap).run(session)
     if render:
         from scorer.prepare.render import render_timeline
@@ -94,7 +100,7 @@ def _show_plan(
         return
     from scorer.cli.views import chunk_plan_table, session_summary, signals_table
 
-    out.print(session_summary(prepared))
+    out.print(session_summary(prepared), soft_wrap=False)
     out.print(signals_table(prepared.signals))
     out.print(chunk_plan_table(prepared))
     if est is not None:
@@ -105,6 +111,7 @@ def _show_plan(
             f"  input basis: {est['input_basis']}\n  output basis: {est['output_basis']}",
             markup=False,
             highlight=False,
+            soft_wrap=False,
         )
 
 
@@ -211,6 +218,7 @@ def score_session_command(
     effort: EffortOption = None,
     fallback_model: FallbackOption = None,
     second_opinions: SecondOpinionsOption = None,
+    final_state: FinalStateOption = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show summary, signals, chunk plan.")
     ] = False,
@@ -293,7 +301,7 @@ def score_session_command(
         estimate = {"model": model, "effort": effort_value(effort)} if wanted else None
         _show_plan(
             src, task, budget=budget, overlap=overlap, render=render, as_json=as_json,
-            estimate=estimate,
+            estimate=estimate, final_state=final_state,
         )  # fmt: skip
         return
     from scorer.cli.progress import stage_spinner
@@ -315,6 +323,7 @@ def score_session_command(
                 effort=effort_value(effort),
                 fallback_model=fallback_model,
                 second_opinions=second_opinions,
+                final_state=final_state,
                 on_stage=on_stage,
             )
     session = prepared.session
@@ -330,7 +339,7 @@ def score_session_command(
     if as_json:
         print_json(scorecard_payload(card))
     else:
-        out.print(scorecard_view(card))
+        out.print(scorecard_view(card, out.width), soft_wrap=False)
     _report_push(published)
     if card.status != "scored":
         raise fail(f"session not scored: {card.unscored_reason}", EXIT_UNSCORED)

@@ -8,10 +8,12 @@ holding half the columns). Pure: they build renderables, never print.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -27,16 +29,21 @@ NARROW = 100
 ID_PREFIX = 8
 
 
-def short_ids(ids: Iterable[str], min_len: int = ID_PREFIX) -> dict[str, str]:
-    """Each id's shortest prefix of at least `min_len` characters that no other id shares.
+def short_ids(
+    ids: Iterable[str], min_len: int = ID_PREFIX, *, among: Iterable[str] = ()
+) -> dict[str, str]:
+    """Each id's shortest prefix of at least `min_len` characters that no other id shares,
+    of `ids` or of `among` (the store's ids: `scorer scores show` takes a prefix only
+    when one stored session starts with it).
 
-    Ids barely longer than the prefix are kept whole; `scorer scores show` takes any
-    unique prefix, so a shortened id can be typed back.
+    Ids barely longer than the prefix are kept whole (a whole id is always taken back).
     """
-    unique = sorted(set(ids))
+    shown = set(ids)
+    known = sorted(shown.union(among))
     short: dict[str, str] = {}
-    for i, sid in enumerate(unique):
-        neighbours = unique[max(0, i - 1) : i] + unique[i + 1 : i + 2]
+    for sid in shown:
+        i = bisect.bisect_left(known, sid)
+        neighbours = known[max(0, i - 1) : i] + known[i + 1 : i + 2]  # sorted: the closest
         common = max((_common_prefix(sid, n) for n in neighbours), default=0)
         size = max(min_len, common + 1)
         short[sid] = sid if size + 2 >= len(sid) else sid[:size]
@@ -50,18 +57,49 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-def runs_table(runs: list[RunSummary], console: Console | None = None, title: str = "") -> Table:
+def cells_width(*cells: str) -> int:
+    """The widest line of these cells, in terminal cells."""
+    return max((cell_len(line) for cell in cells for line in cell.split("\n")), default=0)
+
+
+def pack(parts: list[str], width: int, sep: str = " · ") -> str:
+    """`parts` joined by `sep`, a new line wherever the next part would pass `width`:
+    a part (an id, a date and time, a number with its unit) is never split."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and cell_len(lines[-1] + sep + part) <= width:
+            lines[-1] += sep + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
+
+
+def room_left(width: int, fixed: Sequence[int], floor: int = 12) -> int:
+    """The width left for a table's one shortened column beside columns of these widths
+    (padding 1 each side, one border between and at each edge), at least `floor`."""
+    return max(floor, width - sum(fixed) - 3 * len(fixed) - 4)
+
+
+def runs_table(
+    runs: list[RunSummary],
+    console: Console | None = None,
+    title: str = "",
+    *,
+    among: Iterable[str] = (),
+) -> Table:
     """One row per stored run, led by the session's title: full ids in one wide table when
-    it fits `console` (None: always), else two lines per cell with unique id prefixes.
-    Ids, dates and numbers are never wrapped; only a long title or model is shortened."""
+    it fits `console` (None: always), else two lines per cell with unique id prefixes
+    (unique among `among` too: the store's ids). Ids, dates and numbers are never cut or
+    wrapped; only a long title, project or model is shortened."""
     wide = _wide_runs(runs, title)
     if console is None or _fits(wide, console):
         return wide
-    ids = short_ids(r.session_id for r in runs)
+    ids = short_ids((r.session_id for r in runs), among=among)
     paid = any(r.judge != "heuristic" for r in runs)
     # The other columns are short and never cut: the title column gets what is left.
-    others = [9, 8, *([9] if paid else []), 10]
-    room = max(20, console.width - sum(others) - 3 * (len(others) + 1) - 1)
+    judges = cells_width("judge", *(r.judge for r in runs))
+    others = [max(9, judges), 8, *([9] if paid else []), 10]
+    room = max(room_left(console.width, others, floor=20), cells_width(*ids.values()))
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
     table.add_column("title\nsession · project · agent model", max_width=room, no_wrap=True)
     table.add_column("overall\njudge", justify="right", no_wrap=True, min_width=others[0])
@@ -71,9 +109,10 @@ def runs_table(runs: list[RunSummary], console: Console | None = None, title: st
     table.add_column("started\n(UTC)", no_wrap=True, min_width=others[-1])
     for r in runs:
         when = r.session.started_at
-        where = f"{ids[r.session_id]} · {r.session.project or '-'} · {agent_model(r)}"
+        sid = ids[r.session_id]  # whole: only the project and model may be shortened
+        where = cut(f" · {r.session.project or '-'} · {agent_model(r)}", room - cell_len(sid))
         cells: list[RenderableType] = [
-            _cut(r.title or "-", room) + Text("\n") + _cut(where, room, style="dim"),
+            cut(r.title or "-", room) + Text("\n") + Text(sid, style="dim") + where,
             _overall_text(r) + Text(f"\n{r.judge}", style="dim"),
             f"{r.goal or '-'}\n[dim]{r.recommendation or '-'}[/]",
         ]
@@ -111,8 +150,8 @@ def _wide_runs(runs: list[RunSummary], title: str) -> Table:
     return table
 
 
-def _cut(text: str, width: int, style: str = "") -> Text:
-    """One line of at most `width` cells, cut with `…`."""
+def cut(text: str, width: int, style: str = "") -> Text:
+    """One line of at most `width` cells, cut with `…` (for titles, never ids)."""
     line = Text(text, style=style)
     line.truncate(width, overflow="ellipsis")
     return line
@@ -136,37 +175,56 @@ _OUTCOME_STYLE = {"failed": "red", "incomplete": "yellow", "unscored": "yellow",
 _OUTCOME_TEXT = {"not_started": "not started", "estimated": "to judge"}
 
 
-def results_table(results: list[SessionResult], width: int, limit: int = 30) -> Group:
+def results_table(
+    results: list[SessionResult], width: int, limit: int = 30, *, among: Iterable[str] = ()
+) -> Group:
     """The backfill's results, one row per session: what went wrong first, then the
-    lowest overall first; at most `limit` rows, the rest counted below."""
+    lowest overall first; at most `limit` rows, the rest counted below. A session is its
+    title (shortened if it must be) and its id's unique prefix (among `among` too: the
+    store's ids), whole; a failure's reason is under it, shortened."""
 
     def rank(r: SessionResult) -> tuple[int, float, str]:
         first = _OUTCOME_ORDER.index(r.outcome) if r.outcome in _OUTCOME_ORDER else 9
         return first, r.overall if r.overall is not None else 2.0, r.title or r.session_id
 
     ordered = sorted(results, key=rank)
-    ids = short_ids(r.session_id for r in results)
-    others = [11, 7, 8, 9]
-    room = max(20, width - sum(others) - 3 * (len(others) + 1) - 1)
+    ids = short_ids((r.session_id for r in results), among=among)
+    costs = [f"${r.cost_usd:.4f}" if r.cost_usd else "-" for r in ordered[:limit]]
+    others = [11, 7, 8, cells_width("cost", *costs)]
+    room = max(room_left(width, others, floor=20), cells_width(*ids.values()))
     table = Table(title="results", header_style="bold", box=box.SIMPLE_HEAD)
     table.add_column("outcome", no_wrap=True, min_width=others[0])
     table.add_column("overall", justify="right", no_wrap=True, min_width=others[1])
     table.add_column("goal", no_wrap=True, min_width=others[2])
     table.add_column("cost", justify="right", no_wrap=True, min_width=others[3])
-    table.add_column("session", max_width=room, no_wrap=True)
-    for r in ordered[:limit]:
-        name = f"{r.title}  [{ids[r.session_id]}]" if r.title else r.session_id
-        why = f" — {r.reason}" if r.reason and r.outcome not in ("scored", "estimated") else ""
+    table.add_column("session", no_wrap=True, width=room)
+    for r, cost in zip(ordered[:limit], costs, strict=False):
+        why = r.reason if r.reason and r.outcome not in ("scored", "estimated") else ""
         table.add_row(
             Text(_OUTCOME_TEXT.get(r.outcome, r.outcome), style=_OUTCOME_STYLE.get(r.outcome, "")),
             "-" if r.overall is None else f"{r.overall:.2f}",
             r.goal or "-",
-            f"${r.cost_usd:.4f}" if r.cost_usd else "-",
-            _cut(name + why, room),
+            cost,
+            _session_cell(r.title, ids[r.session_id], why, room),
         )
     rest = len(ordered) - limit
     more = [Text(f"… and {rest} more (scorer scores list)", style="dim")] if rest > 0 else []
     return Group(table, *more)
+
+
+def _session_cell(title: str | None, sid: str, why: str, room: int) -> Text:
+    """`title  [prefix]` in `room` cells, the prefix whole (the title on a line of its own
+    when both do not fit), then the first `room` cells of the reason."""
+    tag = Text(f"[{sid}]")
+    if not title:
+        cell = Text(sid)
+    elif room - cell_len(title) >= tag.cell_len + 2 or room - tag.cell_len - 2 >= 12:
+        cell = cut(title, room - tag.cell_len - 2) + Text("  ") + tag
+    else:
+        cell = cut(title, room) + Text("\n") + tag
+    if why:  # in full under the table (`render_summary` lists every failure)
+        cell.append_text(Text("\n") + cut(" ".join(why.split()), room, style="dim"))
+    return cell
 
 
 def _fits(table: Table, console: Console) -> bool:
@@ -190,14 +248,15 @@ def _model(model: str | None) -> str:
 
 
 def calibration_view(result: CalibrationResult, console: Console) -> RenderableType:
-    """The calibration table: one wide table when it fits `console`, else per judge group
-    two tables of six statistics each (fits 80 columns), the group as their title."""
-    from scorer.calibrate import render_table
+    """The calibration tables: one wide table when it fits `console`, else per judge group
+    two tables of six statistics each (fits 80 columns), the group as their title; then
+    the goal probability's table (AUROC, Brier, ECE) the same way."""
+    from scorer.calibrate.report import render_probability_table, render_table
 
-    wide = render_table(result)
-    if _fits(wide, console):
-        return wide
-    from scorer.calibrate.report import STATS
+    wide, prob = render_table(result), render_probability_table(result)
+    if _fits(wide, console) and (prob is None or _fits(prob, console)):
+        return wide if prob is None else Group(wide, prob)
+    from scorer.calibrate.report import STATS, probability_rows
 
     halves = [STATS[:6], STATS[6:]]
     groups: dict[str, list[DimensionAgreement]] = {}
@@ -207,7 +266,21 @@ def calibration_view(result: CalibrationResult, console: Console) -> RenderableT
     for name, rows in groups.items():
         for stats in halves:
             parts.append(_stat_table(name, rows, stats))
+    for row in probability_rows(result):
+        parts.append(_probability_table(row))
     return Group(*parts)
+
+
+def _probability_table(row: list[str]) -> Table:
+    """One judge group's goal-probability figures, the group as the title."""
+    from scorer.calibrate.report import PROB_HEADERS
+
+    title = f"{row[0]}: goal_probability vs resolved"
+    table = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD)
+    for header in PROB_HEADERS[1:]:
+        table.add_column(header.replace(" ", "\n"), justify="right", no_wrap=True)
+    table.add_row(*row[1:])
+    return table
 
 
 def _group(a: DimensionAgreement) -> str:

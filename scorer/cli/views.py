@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from scorer._text import plural
+from scorer.cli.tables import pack
 from scorer.judge.rubric import default_rubric
 from scorer.models import DimensionScore, Scorecard
-from scorer.prepare.signals_block import check_text
 
 if TYPE_CHECKING:
     from scorer.prepare import Prepared
@@ -31,26 +31,43 @@ def _fmt(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
+def _wrapped(text: str, style: str = "") -> Text:
+    """Text rich wraps between words at the console's width (the consoles soft-wrap)."""
+    return Text(text, style=style, no_wrap=False, overflow="fold")
+
+
+def _when(value: datetime | None) -> str:
+    return f"{value:%Y-%m-%d %H:%M:%S} UTC" if value else "?"
+
+
 def session_summary(prepared: Prepared) -> Panel:
+    """The `--dry-run` panel: one fact per line, each wrapped between words inside it
+    (a path longer than the panel is folded, never cut)."""
     s = prepared.session
     usage = s.usage
-    lines = [
-        f"[bold]{s.session_id}[/]  ({s.source.value})",
-        f"origin: {s.origin or '-'}",
-        f"project: {s.project or '-'}   cwd: {s.cwd or '-'}   branches: {_fmt(s.git_branches)}",
-        f"time: {s.started_at or '?'} → {s.ended_at or '?'}   models: {_fmt(s.models)}",
-        f"events: {s.n_events}   tokens in/out/cache-read/cache-write: "
-        f"{usage.input_tokens:,}/{usage.output_tokens:,}/{usage.cache_read_tokens:,}/"
-        f"{usage.cache_write_tokens:,}",
-        f"redactions: {prepared.redactions.total}",
-        *(f"[yellow]input: {escape(w)}[/]" for w in s.extra.get("warnings") or []),
-    ]
     task = (s.task_text or "(no task prompt found)").strip().replace("\n", " ")
-    lines.append(f"task: {task[:200]}{'…' if len(task) > 200 else ''}")
-    return Panel("\n".join(lines), title="session", expand=False)
+    lines = [
+        Text(s.session_id, style="bold") + Text(f"  ({s.source.value})"),
+        _wrapped(f"origin: {s.origin or '-'}"),
+        _wrapped(f"project: {s.project or '-'}   cwd: {s.cwd or '-'}"),
+        _wrapped(f"branches: {_fmt(s.git_branches)}"),
+        _wrapped(f"time: {_when(s.started_at)} → {_when(s.ended_at)}"),
+        _wrapped(f"models: {_fmt(s.models)}"),
+        _wrapped(
+            f"events: {s.n_events}   tokens in/out/cache-read/cache-write: "
+            f"{usage.input_tokens:,}/{usage.output_tokens:,}/{usage.cache_read_tokens:,}/"
+            f"{usage.cache_write_tokens:,}"
+        ),
+        _wrapped(f"redactions: {prepared.redactions.total}"),
+        *(_wrapped(f"input: {w}", style="yellow") for w in s.extra.get("warnings") or []),
+        _wrapped(f"task: {task[:200]}{'…' if len(task) > 200 else ''}"),
+    ]
+    return Panel(Group(*lines), title="session", expand=False)
 
 
 def signals_table(signals: Signals) -> Table:
+    from scorer.prepare.signals_block import check_text  # `scores list` never needs prepare
+
     table = Table(title="signals", show_header=True, header_style="bold")
     table.add_column("signal")
     table.add_column("value", overflow="fold")
@@ -145,14 +162,17 @@ def _judge_notes(card: Scorecard) -> list[Text]:
     return notes
 
 
-def card_header(card: Scorecard) -> Text:
-    """The session first: its title, then id, project, agent model and start time."""
+def card_header(card: Scorecard, width: int = 200) -> Text:
+    """The session first: its title, then id, project, agent model and start time, in
+    lines of at most `width` broken between those facts (a date is never split)."""
     info = card.session
     facts = [card.session_id, info.project, info.agent_model]
     if info.started_at:
         facts.append(f"{info.started_at:%Y-%m-%d %H:%M} UTC")
-    line = Text(" · ".join(f for f in facts if f), style="dim")
-    return Text(card.title, style="bold") + Text("\n") + line if card.title else line
+    line = Text(pack([f for f in facts if f], width), style="dim")
+    if not card.title:
+        return line
+    return _wrapped(card.title, style="bold") + Text("\n") + line
 
 
 def _evidence(score: DimensionScore, limit: int = 4) -> Text:
@@ -173,32 +193,37 @@ def _evidence(score: DimensionScore, limit: int = 4) -> Text:
     return quoted + (Text("\n") + bare if bare else Text())
 
 
-def _usage_line(card: Scorecard) -> Text:
+def _usage_line(card: Scorecard, width: int) -> Text:
+    recommendation = f"recommendation: {card.recommendation or '-'}"
     if card.judge == "heuristic":  # no model was called: no tokens, no cost
-        return Text.from_markup(
-            f"recommendation: [bold]{card.recommendation or '-'}[/]   "
-            "judge: heuristic (offline rules, no model called)"
-        )
-    u = card.usage
-    return Text.from_markup(
-        f"recommendation: [bold]{card.recommendation or '-'}[/]   "
-        f"{plural(card.n_chunks, 'chunk')}   {plural(u.requests, 'request')}   "
-        f"tokens in/out/cache-r/cache-w: {u.input_tokens:,}/{u.output_tokens:,}/"
-        f"{u.cache_read_tokens:,}/{u.cache_write_tokens:,}   cost: ${card.cost_usd:.4f}"
-    )
+        parts = [recommendation, "judge: heuristic (offline rules, no model called)"]
+    else:
+        u = card.usage
+        parts = [
+            recommendation,
+            plural(card.n_chunks, "chunk"),
+            plural(u.requests, "request"),
+            f"tokens in/out/cache-r/cache-w: {u.input_tokens:,}/{u.output_tokens:,}/"
+            f"{u.cache_read_tokens:,}/{u.cache_write_tokens:,}",
+            f"cost: ${card.cost_usd:.4f}",
+        ]
+    text = Text(pack(parts, width, sep="   "))
+    text.highlight_words([recommendation.split(": ", 1)[1]], style="bold")
+    return text
 
 
-def scorecard_view(card: Scorecard) -> Group:
+def scorecard_view(card: Scorecard, width: int = 200) -> Group:
     """The scorecard: the session's title, one row per dimension (rationale and the quoted
-    evidence), then recommendation, usage and cost."""
+    evidence), then recommendation, usage and cost; lines of at most `width` (print it
+    with `soft_wrap=False` so the prose lines wrap between words too)."""
     via = f" via {card.backend}" if card.backend and card.backend != "api" else ""
     judge = f"judge={card.judge}{via}" + (f" model={card.model}" if card.model else "")
     if card.status != "scored":
         return Group(
-            card_header(card),
+            card_header(card, width),
             Panel(
                 Text.from_markup("[bold red]UNSCORED[/] ")
-                + Text(f"reason: {card.unscored_reason}"),
+                + _wrapped(f"reason: {card.unscored_reason}"),
                 title=judge,
             ),
             *_judge_notes(card),
@@ -214,12 +239,12 @@ def scorecard_view(card: Scorecard) -> Group:
         )
         rationale = (score.rationale or "").strip().splitlines()
         table.add_row(name, value, Text(rationale[0] if rationale else "") + _evidence(score))
-    parts: list[Any] = [card_header(card), table]
+    parts: list[Any] = [card_header(card, width), table]
     if card.requirements:
         parts.append(checklist_table(card))
-    parts.append(_usage_line(card))
+    parts.append(_usage_line(card, width))
     if card.summary:
-        parts.append(Text(card.summary))
+        parts.append(_wrapped(card.summary))
     parts += _judge_notes(card)
     if card.unknown_refs:
         parts.append(Text(f"judge cited unknown events: {card.unknown_refs}", style="yellow"))

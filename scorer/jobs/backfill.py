@@ -86,6 +86,7 @@ from scorer.jobs.selection import select
 from scorer.jobs.setup import run_settings
 from scorer.judge.base import LazyJudge, make_judge
 from scorer.judge.config import JudgeConfig
+from scorer.live.final_state_model import FinalStateOptions
 from scorer.models import Session
 from scorer.prepare.prepared import PrepOptions
 from scorer.settings import Settings
@@ -139,15 +140,19 @@ def default_services(opts: BackfillOptions, settings: Settings, *, rate: float =
             from scorer.sources.langfuse import LangfuseSource
 
             return LangfuseSource(ref.session_id, client=lf).load()
+        from scorer.live.final_state import add_final_state
         from scorer.sources import open_file
 
-        return open_file(Path(ref.origin or "")).load()  # format sniffed: stream-json too
+        session = open_file(Path(ref.origin or "")).load()  # format sniffed: stream-json too
+        return add_final_state(session, final_state)
 
+    final_state = FinalStateOptions.from_settings(settings, enabled=opts.final_state)
     chunking = PrepOptions.from_settings(settings)
     services = Services(load, make_judge("heuristic"), ScoreStore(settings.store_path), [], lf)
     services.limiters, services.chunking = limiters, chunking
     services.batch_poll = settings.batch_poll_seconds
-    services.prep = _prep_pool(opts, settings, chunking)  # spawned only for a big transcript
+    services.batch_adopt = settings.batch_adopt_seconds
+    services.prep = _prep_pool(opts, settings, chunking, final_state)  # only for a big transcript
     if opts.judge == "llm" or opts.dry_run:
         _llm_services(services, opts, settings, judge_limit)
     if opts.should_push:  # the Langfuse SDK costs 0.25 s to import: only when used
@@ -210,12 +215,14 @@ def _start_prep_pool(services: Services, refs: list[SessionRef]) -> None:
         pool.start()
 
 
-def _prep_pool(opts: BackfillOptions, settings: Settings, chunking: PrepOptions) -> PrepPool | None:
+def _prep_pool(
+    opts: BackfillOptions, settings: Settings, chunking: PrepOptions, final: FinalStateOptions
+) -> PrepPool | None:
     """Prep worker processes for an LLM run over local files at high concurrency."""
     if opts.judge != "llm" or opts.dry_run or opts.batch_api or opts.source == "langfuse":
         return None
     workers = pool_workers(opts.concurrency, settings.prep_processes)
-    return PrepPool(workers, chunking, settings.cache_dir) if workers else None
+    return PrepPool(workers, chunking, settings.cache_dir, final) if workers else None
 
 
 def _anthropic_client(settings: Settings, limiter: RateLimiter) -> anthropic.Anthropic:
@@ -253,7 +260,7 @@ def discover(
     if opts.start is None:
         raise ConfigError("--from is required with --source langfuse")
     return discover_langfuse(
-        _lf_api(services),
+        _require_langfuse(services),
         opts.start,
         opts.end or now,
         tags=opts.tags,
@@ -264,7 +271,8 @@ def discover(
     )
 
 
-def _lf_api(services: Services) -> LangfuseClient:
+def _require_langfuse(services: Services) -> LangfuseClient:
+    """The run's Langfuse client, or a `CredentialsError` naming the keys to set."""
     if services.langfuse is None:
         raise CredentialsError(
             "Langfuse is not configured: set LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"
@@ -299,8 +307,12 @@ def run_backfill(
     Returns:
         The summary; failures are in it, never raised (except credential errors).
     """
+    from scorer.sinks.writable import STORE_HINT, check_writable
+
     began = time.monotonic()
     settings = run_settings()
+    # A store that cannot be written fails now, not after the sessions were judged.
+    check_writable(store_path or settings.store_path, hint=STORE_HINT)
     own = services is None
     services = services or default_services(opts, settings)
     run = _RunSetup(
@@ -405,7 +417,7 @@ def _run(
 
                 verify_sample(ctx, results, summary)
             if opts.escalate_below is not None or opts.calibration_sample:
-                escalate_run(ctx, _lf_api(ctx.services), results, summary)
+                escalate_run(ctx, _require_langfuse(ctx.services), results, summary)
         summary.rate_limit_pauses = {name: lim.pauses for name, lim in services.limiters.items()}
         if ctx.plan is not None and ctx.plan.used:
             summary.notes.append(ctx.plan.used)

@@ -30,13 +30,6 @@ def session_hash(session_id: str) -> str:
     return hashlib.sha256(session_id.encode()).hexdigest()[:24]
 
 
-def adopt_seconds() -> float:
-    """How long after an intent its batch may still appear (`SCORER_BATCH_ADOPT_SECONDS`)."""
-    from scorer.settings import get_settings
-
-    return get_settings().batch_adopt_seconds
-
-
 def group_requests(
     items: list[tuple[str, str, dict[str, Any]]],
 ) -> list[list[tuple[str, str, dict[str, Any]]]]:

@@ -40,7 +40,6 @@ from scorer.errors import CredentialsError, JudgeError
 from scorer.jobs.batch_intents import Adopter, ambiguous, fingerprint
 from scorer.jobs.batch_pending import Pending
 from scorer.jobs.batch_requests import (
-    adopt_seconds,
     group_requests,
     missing_result,
     result_reason,
@@ -112,7 +111,7 @@ class BatchRun:
         self.fetched: set[str] = set()
         """Batches whose results are in `got`."""
         self.adopter = Adopter(
-            self.client, ctx.ledger, wait=adopt_seconds(), poll=self.poll, sleep=self.sleep
+            self.client, ctx.ledger, wait=ctx.services.batch_adopt, poll=self.poll, sleep=self.sleep
         )
         self.unverified: dict[str, list[str]] = {}
         """Batches adopted on their request count: batch id → the intent's custom ids."""

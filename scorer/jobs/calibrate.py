@@ -1,7 +1,9 @@
 """`score-calibrate`: load ground truth, make sure our scores exist, compute agreement.
 
 Ground truth specs:
-    terminal-bench[:PATH]   execution-verified outcomes (label.json files)
+    terminal-bench[:PATH]   execution-verified outcomes (label.json files): PATH is one
+                            backend's folder or the folder holding several (default:
+                            every backend under ../shared/data/terminal-bench)
     langfuse                human annotation scores (v3 scores, source=ANNOTATION)
     FILE                    CSV or JSONL of (session_id, dimension, value, annotator)
 """
@@ -29,11 +31,15 @@ JudgeFilter = Literal["heuristic", "llm", "all"]
 
 
 def default_terminal_bench() -> Path:
-    """`SCORER_TERMINAL_BENCH`, else `../shared/data/terminal-bench/...` beside the repo/cwd."""
+    """`SCORER_TERMINAL_BENCH`, else `../shared/data/terminal-bench` beside the repo/cwd.
+
+    The default is the folder holding every backend (one per agent model), so the
+    labels cover all of them; a path to one backend's folder loads that backend only.
+    """
     configured = get_settings().terminal_bench
     if configured:
         return configured
-    tail = Path("shared/data/terminal-bench/claude_code_coder")
+    tail = Path("shared/data/terminal-bench")
     for root in (data_dir("score_configs").parent.parent, Path.cwd().parent, Path.cwd()):
         if (root / tail).is_dir():
             return root / tail

@@ -31,6 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from scorer._gc import freeze_at_exit
+from scorer.live.final_state_model import FinalStateOptions
 from scorer.prepare.prepared import Prepared, PrepOptions
 
 log = logging.getLogger(__name__)
@@ -82,11 +83,16 @@ def _warm() -> int:
     return os.getpid()
 
 
-def load_and_prepare(origin: str, options: PrepOptions) -> Prepared:
-    """What a worker runs: the file source's load, then `prepare` (as in a thread)."""
+def load_and_prepare(
+    origin: str, options: PrepOptions, final_state: FinalStateOptions | None = None
+) -> Prepared:
+    """What a worker runs: the file source's load, the workspace's final state, then
+    `prepare` (as in a thread)."""
+    from scorer.live.final_state import add_final_state
     from scorer.sources import open_file
 
-    return options.run(open_file(Path(origin)).load())  # format sniffed, as in a thread
+    session = open_file(Path(origin)).load()  # format sniffed, as in a thread
+    return options.run(add_final_state(session, final_state))
 
 
 class PrepPool:
@@ -96,13 +102,19 @@ class PrepPool:
         workers: Number of processes (at least 1).
         options: The run's chunking.
         cache_dir: The tokenizer's table cache (`SCORER_CACHE_DIR`).
+        final_state: Whether and how each session's workspace is read (None: not read).
     """
 
     def __init__(
-        self, workers: int, options: PrepOptions | None = None, cache_dir: Path | None = None
+        self,
+        workers: int,
+        options: PrepOptions | None = None,
+        cache_dir: Path | None = None,
+        final_state: FinalStateOptions | None = None,
     ) -> None:
         self.workers = max(1, workers)
         self.options = options or PrepOptions()
+        self.final_state = final_state
         self._broken = False
         self._lock = threading.Lock()
         self._pool = ProcessPoolExecutor(
@@ -150,13 +162,14 @@ class PrepPool:
         """
         if not self._broken:
             try:
-                return self._pool.submit(load_and_prepare, origin, self.options).result()
+                work = self._pool.submit(load_and_prepare, origin, self.options, self.final_state)
+                return work.result()
             except BrokenProcessPool as exc:
                 with self._lock:
                     if not self._broken:
                         log.warning("prep workers stopped (%s); preparing in threads", exc)
                     self._broken = True
-        return load_and_prepare(origin, self.options)
+        return load_and_prepare(origin, self.options, self.final_state)
 
     def close(self) -> None:
         """Stop the workers (sessions not yet started are dropped)."""

@@ -78,6 +78,8 @@ class BackfillOptions(BaseModel):
     """Where the LLM judge retries a refusal (None: `SCORER_FALLBACK_MODEL`)."""
     second_opinions: bool | None = None
     """Ask again when a goal verdict is uncertain (None: `SCORER_SECOND_OPINIONS`)."""
+    final_state: bool | None = None
+    """Add each local session's workspace final state (None: `SCORER_FINAL_STATE`)."""
     projects_root: Path | None = None
     shard: tuple[int, int] | None = None
     batch_api: bool = False
@@ -254,6 +256,8 @@ class Services:
         batch_judge: The same LLM judge seen as `BatchJudge` (`--batch-api` runs).
         chunking: How sessions are chunked (`SCORER_CHUNK_*`).
         batch_poll: Seconds between Message Batches polls (`SCORER_BATCH_POLL_SECONDS`).
+        batch_adopt: How long after a batch intent a resumed run looks for the batch it
+            may have created before submitting again (`SCORER_BATCH_ADOPT_SECONDS`).
     """
 
     load: Callable[[SessionRef], Session]
@@ -267,6 +271,7 @@ class Services:
     batch_judge: BatchJudge | None = None
     chunking: PrepOptions = field(default_factory=PrepOptions)
     batch_poll: float = 30.0
+    batch_adopt: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from scorer.jobs.step import judge_session
 from scorer.judge.base import Judge, make_judge
 from scorer.judge.claude_code import find_claude
 from scorer.judge.config import JudgeConfig
+from scorer.live.final_state import FinalStateOptions, add_final_state
 from scorer.prepare import Prepared, prepare
 from scorer.prepare.prepared import PrepOptions
 from scorer.settings import Settings, get_settings
@@ -34,6 +35,7 @@ __all__ = [
     "ScoreResult",
     "choose_judge",
     "claude_code_judge",
+    "final_state_options",
     "judge_from_settings",
     "judge_prepared",
     "prepare",
@@ -168,6 +170,7 @@ def score_session(
     effort: str | None = None,
     fallback_model: str | None = None,
     second_opinions: bool | None = None,
+    final_state: FinalStateOptions | bool | None = None,
     task: str | None = None,
     budget: int | None = None,
     overlap: int | None = None,
@@ -193,6 +196,9 @@ def score_session(
             `SCORER_FALLBACK_MODEL`, claude-sonnet-4-6; "" for none).
         second_opinions: Ask the LLM judge twice more when its first verdict's goal
             probability is uncertain (default `SCORER_SECOND_OPINIONS`, on).
+        final_state: Add the workspace's final state when the session's repository is
+            here (`scorer.live.final_state`): True/False, or options; None means
+            `SCORER_FINAL_STATE` (on).
         task: The task statement, used when the session has none.
         budget: Chunk token budget (default `SCORER_CHUNK_BUDGET`).
         overlap: Events repeated between chunks (default `SCORER_CHUNK_OVERLAP`).
@@ -221,6 +227,7 @@ def score_session(
         session = source.load()
         if task and not session.task:
             session.task = task
+        session = add_final_state(session, final_state_options(final_state, settings))
         report_stage("prepare")
         prepared = PrepOptions.from_settings(settings, budget=budget, overlap=overlap).run(session)
         if isinstance(judge, str):  # after the load: a bad file is reported first
@@ -234,6 +241,16 @@ def score_session(
         assert card is not None  # no cost cap: always started
         published = _publish(card, sinks)
     return ScoreResult(prepared, card, published)
+
+
+def final_state_options(
+    choice: FinalStateOptions | bool | None, settings: Settings
+) -> FinalStateOptions:
+    """A command's `--final-state/--no-final-state` (or a caller's options) over the
+    settings' `SCORER_FINAL_STATE`."""
+    if isinstance(choice, FinalStateOptions):
+        return choice
+    return FinalStateOptions.from_settings(settings, enabled=choice)
 
 
 def _check_stores(sinks: Sequence[ScoreSink] | None, settings: Settings) -> None:

@@ -85,7 +85,8 @@ def finish_card(card: Scorecard, prepared: Prepared) -> Scorecard:
     The session's description (`SessionInfo`), its redacted rendered timeline (for the
     store and the viewer), `meta.origin` (calibration pairs cards to labels by it),
     `meta.redactions`, `meta.input_warnings` (lines skipped or decoded with
-    replacements) and `meta.notes` (re-chunks). The versions (prompt, rubric, model,
+    replacements), `meta.notes` (re-chunks) and `meta.final_state` (whether the
+    workspace's final state was read, when, and which events hold it; or why not). The versions (prompt, rubric, model,
     package) are the judge's own, set when it made the card.
     """
     session = prepared.session
@@ -97,6 +98,8 @@ def finish_card(card: Scorecard, prepared: Prepared) -> Scorecard:
         card.meta.setdefault("origin", session.origin)
     if prepared.notes:
         card.meta.setdefault("notes", list(prepared.notes))
+    if isinstance(session.extra.get("final_state"), dict):
+        card.meta.setdefault("final_state", dict(session.extra["final_state"]))
     card.describe(SessionInfo.of(session, n_events=len(prepared.events)))
     card.attach_timeline([TimelineEvent(*e) for e in prepared.events])
     return card

@@ -62,7 +62,7 @@ from scorer.models import (
 from scorer.prepare.prepared import Prepared
 from scorer.prepare.signals import Signals
 
-HEURISTIC_VERSION = "heuristic-2026-11-25.1"
+HEURISTIC_VERSION = "heuristic-2026-11-28.1"
 _BIG_OUTPUT = 20_000
 _READ_TOOLS = {"Read", "NotebookRead"}
 _EDIT_TOOLS = {"Edit", "MultiEdit", "NotebookEdit"}
@@ -160,9 +160,17 @@ class HeuristicJudge:
     model: str | None = None
     prompt_version = HEURISTIC_VERSION
 
-    def __init__(self, rubric: Rubric | None = None, goal_models: GoalModels | None = None) -> None:
+    def __init__(
+        self,
+        rubric: Rubric | None = None,
+        goal_models: GoalModels | None = None,
+        *,
+        probability: bool = True,
+    ) -> None:
         self.rubric = rubric or default_rubric()
         self.goal_models = goal_models if goal_models is not None else shipped_goal_models()
+        if not probability:  # the rules' own card (what the probability model is fitted on)
+            self.goal_models = None
 
     def judge(self, prepared: Prepared) -> Scorecard:
         """Score a prepared session from its signals (the `Judge` protocol), with the goal

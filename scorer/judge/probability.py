@@ -84,6 +84,10 @@ class JudgeModel(BaseModel):
     """First verdicts with p in [low, high] get second opinions (LLM judge only)."""
     in_band_share: float = 0.0
     """Share of dev runs whose first verdict fell in the band (for estimates)."""
+    relabel: bool = True
+    """goal_achievement follows from the probability (`goal_label`); False: the judge's
+    own class stands and the probability is only attached (set by the fit when the
+    probability's classes were not better on dev than the judge's own)."""
 
 
 class GoalModels(BaseModel):
@@ -163,6 +167,10 @@ def signal_features(signals: Signals) -> dict[str, float]:
         "check_failed_after_edit": float(any(c.status == "failed" for c in after)),
         "checked_after_edit": float(any(c.status == "passed" for c in after)),
         "caveats": float(bool(signals.final_caveats)),
+        "repeated_failures": float(bool(signals.repeated_failures)),
+        "artefact_broken": float(
+            any(a.status in ("removed", "missing", "failed") for a in signals.artefacts)
+        ),
     }
 
 
@@ -173,7 +181,8 @@ def heuristic_features(card: Scorecard) -> dict[str, float]:
     """What the heuristic judge's goal rule decided, and how sure that rule is."""
     goal = card.scores.get("goal_achievement")
     confidence = float(card.meta.get("goal_confidence") or 0.5)
-    label = _HEURISTIC_GOAL.get(goal.label or "", 1.0) if goal else 1.0
+    rules_said = card.meta.get("judge_goal") or (goal.label if goal else None)
+    label = _HEURISTIC_GOAL.get(str(rules_said), 1.0)
     signed = confidence if label == 2.0 else 1 - confidence if label == 0.0 else 0.5
     return {"h_goal": label, "h_signed_conf": signed}
 
@@ -221,6 +230,8 @@ def apply_probability(
     if goal is None or card.status != "scored":
         return card
     label = goal_label(p, judge_model.rule, card.requirements, goal.label)
+    if not judge_model.relabel:
+        label = str(goal.label)
     meta = {**card.meta, "goal_probability_model": version}
     scores = dict(card.scores)
     if label != goal.label:

@@ -17,8 +17,9 @@ invalid twice, the API down) is noted and left out; the first verdict still stan
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from statistics import fmean
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scorer.errors import CredentialsError, RunStopped, ScorerError
 from scorer.judge import prompts as P
@@ -28,10 +29,50 @@ from scorer.judge.schema import ChunkNotes
 from scorer.models import JudgeUsage
 
 if TYPE_CHECKING:
-    from scorer.judge.anthropic import AnthropicJudge
+    from scorer.judge.calls import CallSettler
+    from scorer.judge.config import JudgeConfig
+    from scorer.judge.cost import Pricing
     from scorer.judge.probability import GoalModels
-    from scorer.models import Scorecard
+    from scorer.judge.prompts import PromptSet
+    from scorer.judge.rubric import Rubric
+    from scorer.judge.schema import ScoringReplyBase
+    from scorer.models import Chunk, Scorecard
     from scorer.prepare.prepared import Prepared
+
+
+class AnthropicJudge(Protocol):
+    """What second opinions use of the LLM judge (`judge.anthropic.AnthropicJudge`)."""
+
+    config: JudgeConfig
+    model: str
+    rubric: Rubric
+    prompts: PromptSet
+    pricing: Pricing
+
+    @property
+    def reply_model(self) -> type[ScoringReplyBase]: ...
+
+    def settler(self, tally: UsageTally) -> CallSettler: ...
+
+    def scoring_request(self, header: str, chunk: Chunk) -> dict[str, Any]: ...
+
+    def final_request(
+        self, header: str, notes: list[ChunkNotes], last_chunk: Chunk
+    ) -> dict[str, Any]: ...
+
+    def make_card(
+        self,
+        session_id: str,
+        source: str,
+        chunks: Sequence[Chunk],
+        usage: JudgeUsage,
+        meta: dict[str, Any],
+        *,
+        reply: ScoringReplyBase | None = None,
+    ) -> Scorecard: ...
+
+    def api_failure(self, e: Any) -> Exception: ...
+
 
 log = logging.getLogger(__name__)
 

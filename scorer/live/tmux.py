@@ -1,12 +1,14 @@
 """Capture a tmux session's scrollback, with a disk cache for sessions that are gone.
 
-Every successful capture is written to `$SCORER_HOME/tmux-cache/<session>.txt`; when the
-session (or the whole tmux server) has disappeared, the last cached text is returned
-with `from_cache=True`, so a finished run can still be scored.
+Every successful capture is written to `$SCORER_HOME/tmux-cache/<session>.txt`, and the
+session's creation time beside it (`<session>.json`); when the session (or the whole
+tmux server) has disappeared, the last cached text is returned with `from_cache=True`,
+so a finished run can still be scored (under the same session id: `sources._ids`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,6 +52,9 @@ class Capture(BaseModel):
     socket: str | None = None
     panes: list[PaneCapture] = Field(default_factory=list)
     captured_at: datetime
+    session_created: datetime | None = None
+    """When tmux created the session (`#{session_created}`); None for a capture cached
+    by a version that did not keep it."""
     from_cache: bool = False
     """True when the session was gone and the last cached capture was used."""
 
@@ -70,6 +75,26 @@ def cache_path(target: str) -> Path:
     """Where the last capture of `target`'s session is cached."""
     safe = re.sub(r"[^\w.-]", "_", session_name(target)) or "_"
     return get_settings().home / "tmux-cache" / f"{safe}.txt"
+
+
+def _meta_path(target: str) -> Path:
+    return cache_path(target).with_suffix(".json")
+
+
+def _session_created(server: libtmux.Server, target: str) -> datetime | None:
+    out = _run(server, "display-message", "-p", "-t", session_name(target), "#{session_created}")
+    try:
+        return datetime.fromtimestamp(int(out[0]), tz=UTC) if out else None
+    except ValueError:
+        return None
+
+
+def _cached_created(target: str) -> datetime | None:
+    try:
+        data = json.loads(_meta_path(target).read_text(encoding="utf-8"))
+        return datetime.fromisoformat(data["session_created"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _socket_label(socket_name: str | None, socket_path: str | None) -> str:
@@ -142,6 +167,7 @@ def _from_cache(target: str, socket: str) -> Capture | None:
         socket=socket,
         panes=[PaneCapture(label=target, text=path.read_text(encoding="utf-8"))],
         captured_at=stamp,
+        session_created=_cached_created(target),
         from_cache=True,
     )
 
@@ -186,16 +212,21 @@ def capture(
         socket=socket,
         panes=panes,
         captured_at=datetime.now(UTC),
+        session_created=_session_created(server, target),
     )
-    _write_cache(cache_path(target), result.text)
+    _write_cache(target, result)
     return result
 
 
-def _write_cache(path: Path, text: str) -> None:
+def _write_cache(target: str, result: Capture) -> None:
     """Keep the capture for when the session is gone: redacted (nothing stored may hold a
-    secret), owner-only, and written atomically so a reader never sees half a capture."""
+    secret), owner-only, and written atomically so a reader never sees half a capture;
+    then the session's creation time, which its id needs."""
     from scorer.prepare.redact import redact_text
 
-    clean, _ = redact_text(text)
+    clean, _ = redact_text(result.text)
+    path = cache_path(target)
     write_atomic(path, clean)
     path.chmod(0o600)
+    created = result.session_created.isoformat() if result.session_created else None
+    write_atomic(_meta_path(target), json.dumps({"session_created": created}))

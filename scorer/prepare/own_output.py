@@ -67,11 +67,17 @@ def _leave_out(events: list[Event]) -> list[Event]:
             i += 1
             continue
         end = i + 1
-        while end < len(events) and events[end].kind not in _ENDS_BLOCK:
+        while end < len(events) and not _ends_block(events[end]):
             end += 1
         kept.append(marker(events[i], name, end - i))
         i = end
     return kept
+
+
+def _ends_block(event: Event) -> bool:
+    """What the user does next, or what session-scorer appended when it scored the
+    session (the workspace's final state, `live.final_state`): never part of a block."""
+    return event.kind in _ENDS_BLOCK or event.meta.get("observed_by") == PLUGIN
 
 
 def marker(command: Event, name: str, n_events: int) -> Event:

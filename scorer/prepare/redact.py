@@ -1,11 +1,11 @@
 """Remove secrets from sessions before anything (judge, store, output) sees them.
 
 Pure: strings in, strings out; the input session is never mutated. The rules and the
-engine that applies them to a text live in `secret_scan.py` and `secret_*.py`; here a
+engine that applies them to a text live in `secrets/` (one module per layer); here a
 whole session is redacted: its strings are all scanned at once (only the events holding a
 trigger are redacted), a command's output is read knowing its command, pane lines cut at
 the terminal's width are joined, and every distinctive value found anywhere is then
-redacted everywhere in the session (`secret_spread.py`).
+redacted everywhere in the session (`secrets/spread.py`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from scorer.models import Event, EventKind, Session
-from scorer.prepare.secret_base import Found
-from scorer.prepare.secret_entropy import lone_token, redact_in_context
-from scorer.prepare.secret_scan import (
+from scorer.prepare.secrets.base import Found
+from scorer.prepare.secrets.entropy import lone_token, redact_in_context
+from scorer.prepare.secrets.scan import (
     EVENT_FIELDS,
     NO_TRIGGERS,
     SEP,
@@ -39,7 +39,7 @@ from scorer.prepare.secret_scan import (
     triggers_in,
     utf8,
 )
-from scorer.prepare.secret_spread import Spreader
+from scorer.prepare.secrets.spread import Spreader
 
 __all__ = [
     "RedactionReport",

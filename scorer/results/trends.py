@@ -14,7 +14,6 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
-from scipy import stats
 
 from scorer.judge.rubric import OVERALL, default_rubric
 from scorer.results.rows import DIMENSIONS
@@ -104,6 +103,8 @@ def mean_ci(
     if n < 2:
         return DimensionStat(n=n, mean=mean)
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    from scipy import stats  # 1 s to import: only when an interval is computed
+
     half = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
     low, high = mean - half, mean + half
     if bounds is not None:

@@ -9,6 +9,9 @@ v3: the session's human `title` and `task` text and the run's `collection` (`pro
     or `calibration` for runs `score-calibrate` judged) on `runs`. Older runs get the
     title their session info has, else the first prompt of their stored timeline
     (`AFTER[3]`), and stay in `production`.
+v4: no new columns: saved terminal output is re-filed under its unique id and runs timed
+    by their file get their run label's times, where the files are still there
+    (`AFTER[4]`, `_store_reidentify`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import sqlite3
 from collections.abc import Callable
 
 from scorer._identity import TASK_CHARS, cut_text, one_line
+from scorer.sinks._store_reidentify import reidentify
 
 __all__ = ["AFTER", "MIGRATIONS"]
 
@@ -96,6 +100,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN collection TEXT NOT NULL DEFAULT 'production';
     CREATE INDEX runs_collection ON runs (collection, started_at);
     """,
+    "",  # v4: Python only (AFTER[4])
 ]
 
 _PROMPT = re.compile(r"^#\d+ USER: ?", re.MULTILINE)
@@ -131,5 +136,8 @@ def _first_prompt(db: sqlite3.Connection, session_id: str) -> str | None:
     return None
 
 
-AFTER: dict[int, Callable[[sqlite3.Connection], None]] = {3: _titles_from_timelines}
+AFTER: dict[int, Callable[[sqlite3.Connection], None]] = {
+    3: _titles_from_timelines,
+    4: reidentify,
+}
 """Python steps run right after the script that brings a store to that version."""

@@ -34,7 +34,6 @@ from typing import Any
 from scorer._sqlite import connect, transaction, write_lock
 from scorer.errors import SinkError
 from scorer.models import DimensionScore, JudgeUsage, Scorecard, TimelineEvent
-from scorer.prepare.redact import redact_value
 from scorer.settings import get_settings
 from scorer.sinks._store_query import (
     RunFilter,
@@ -75,10 +74,22 @@ FIRST_SCORED = "first_scored_at"
 """Meta key: when this session was first scored with this rubric version, judge and model."""
 
 
+_HINT = "; set SCORER_HOME to another folder"
+"""Ends an error opening the store: how to get past it."""
+
+
+def _redacted(value: Any) -> Any:
+    """`value` with its secrets redacted (the rules load on the first write: reading the
+    store, as `scorer scores list` does, never needs them)."""
+    from scorer.prepare.redact import redact_value
+
+    return redact_value(value)[0]
+
+
 def _run_row(card: Scorecard) -> dict[str, Any]:
     """The run's columns, secrets redacted; identity columns are taken verbatim."""
     data = card.model_dump(mode="json", exclude={"scores"})
-    clean, _ = redact_value(data)
+    clean = _redacted(data)
     for key in _IDENTITY:
         clean[key] = data[key]
     row = {k: clean[k] for k in _RUN_COLUMNS if k in clean and k not in _USAGE}
@@ -100,7 +111,7 @@ def _timeline_row(card: Scorecard) -> tuple[Any, ...] | None:
     """`timelines` row of the card's attached timeline (redacted again, gzip JSON)."""
     if card.timeline is None:
         return None
-    clean, _ = redact_value([list(e) for e in card.timeline])
+    clean = _redacted([list(e) for e in card.timeline])
     blob = gzip.compress(json.dumps(clean, ensure_ascii=False).encode(), compresslevel=6)
     chars = sum(len(e[2]) for e in clean)
     return (card.session_id, len(clean), chars, blob, _iso(datetime.now(UTC)))
@@ -109,7 +120,7 @@ def _timeline_row(card: Scorecard) -> tuple[Any, ...] | None:
 def _score_rows(card: Scorecard) -> list[tuple[Any, ...]]:
     rows = []
     for position, (name, score) in enumerate(card.scores.items()):
-        clean, _ = redact_value(score.model_dump(mode="json"))
+        clean = _redacted(score.model_dump(mode="json"))
         evidence = json.dumps(clean["evidence"], ensure_ascii=False)
         rows.append(
             (
@@ -191,10 +202,10 @@ class ScoreStore:
             except OSError as e:
                 self.close()
                 reason = (e.strerror or e.__class__.__name__).lower()
-                raise SinkError(f"cannot open score store {self.path}: {reason}") from None
+                raise SinkError(f"cannot open score store {self.path}: {reason}{_HINT}") from None
             except sqlite3.Error as e:
                 self.close()
-                raise SinkError(f"cannot open score store {self.path}: {e}") from None
+                raise SinkError(f"cannot open score store {self.path}: {e}{_HINT}") from None
             except BaseException:  # a store from a newer version, say
                 self.close()
                 raise
@@ -315,9 +326,9 @@ class ScoreStore:
         if error is None:
             sets, params = "pushed_at = ?, push_error = NULL", (_iso(datetime.now(UTC)),)
         elif lost:
-            sets, params = "pushed_at = NULL, push_error = ?", (redact_value(error)[0],)
+            sets, params = "pushed_at = NULL, push_error = ?", (_redacted(error),)
         else:
-            sets, params = "push_error = ?", (redact_value(error)[0],)
+            sets, params = "push_error = ?", (_redacted(error),)
         with self._tx() as db:
             cur = db.execute(
                 f"UPDATE runs SET {sets} WHERE session_id = ? AND judge = ? AND model IS ? "
@@ -470,6 +481,12 @@ class ScoreStore:
         """The stored timeline as gzip-compressed JSON `[[index, depth, text], ...]`."""
         rows = self._query("SELECT events FROM timelines WHERE session_id = ?", (session_id,))
         return bytes(rows[0]["events"]) if rows else None
+
+    def session_ids(self) -> list[str]:
+        """Every stored session id (calibration runs too), sorted: what a prefix must be
+        unique among for `find_sessions` to name one session."""
+        rows = self._query("SELECT DISTINCT session_id FROM runs ORDER BY session_id")
+        return [r["session_id"] for r in rows]
 
     def find_sessions(self, prefix: str) -> list[str]:
         """Stored session ids starting with `prefix` (for short ids on the command line)."""

@@ -4,12 +4,18 @@ Lines: `system/init` (cwd, model, session_id, version), `assistant` (split by
 `message.id` like native transcripts), `user` tool results, and a final `result`.
 Lines with `parent_tool_use_id` belong to the subagent spawned by that Task call.
 There is no human prompt in these streams; pass `task` to give the judge the task.
+
+Times. A stream has no clock of its own as Claude Code writes it: a run folder's
+`label.json` (Terminal-Bench) gives the agent's real start and end; else lines that do
+carry a `timestamp` (a wrapper's, a newer version's) give the first and last; else the
+file's modification time is a labelled fallback (`SessionInfo.times_from`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +30,7 @@ from scorer.sources._common import (
     tool_result_event,
 )
 from scorer.sources._jsonl import read_jsonl
+from scorer.sources._run_label import label_times
 
 _AGENT_TAIL = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
 _RESULT_KEYS = ("subtype", "is_error", "num_turns", "duration_ms", "duration_api_ms")
@@ -38,6 +45,22 @@ def is_stream_json(records: list[dict[str, Any]]) -> bool:
         if kind in ("assistant", "user") and "parent_tool_use_id" in record:
             return True
     return False
+
+
+def stream_times(records: list[dict[str, Any]]) -> list[datetime]:
+    """The ISO `timestamp`s the stream's lines carry, oldest first (none, as Claude Code
+    writes a stream)."""
+    stamps = []
+    for record in records:
+        value = record.get("timestamp")
+        if not isinstance(value, str):
+            continue
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        stamps.append(when if when.tzinfo else when.replace(tzinfo=UTC))
+    return sorted(stamps)
 
 
 @dataclass
@@ -191,9 +214,23 @@ class StreamJsonSource:
             raise EmptySessionError(f"{self.path} has no messages or tool calls")
         session = self._session(parsed, number_events(events), lines.n_lines, lines.bad_lines)
         session.extra["non_utf8_lines"] = lines.non_utf8_lines
-        session.extra["file_mtime"] = lines.modified  # no timestamps in a stream: fallback
+        session.extra["file_mtime"] = lines.modified  # the last resort: see `_set_times`
         session.extra["warnings"] = lines.warnings()
+        self._set_times(session, lines.records)
         return session
+
+    def _set_times(self, session: Session, records: list[dict[str, Any]]) -> None:
+        """The run folder's label times, else the stream's own (see the module doc)."""
+        label = label_times(self.path)
+        if label.warning:
+            session.extra["warnings"].append(label.warning)
+        if label.started is not None:
+            session.started_at, session.ended_at = label.started, label.ended
+            session.extra["times_from"] = "label"
+            return
+        stamps = stream_times(records)
+        if stamps:
+            session.started_at, session.ended_at = stamps[0], stamps[-1]
 
     def _session(self, parsed: StreamParse, events: list[Event], n_lines: int, bad: int) -> Session:
         init, result = parsed.init, parsed.result or {}

@@ -11,10 +11,15 @@ after the fact, without tmux or git:
 Both are then split into TERMINAL events exactly like a live tmux pane, with the same
 terminal signals and progress estimate in `Session.extra`, and a SYSTEM note telling the
 judge that there is no git evidence.
+
+The session id is the file's name and a digest of its bytes (`sources._ids`). Its times
+are a recording's own, else the run folder's `label.json` (a Terminal-Bench pane), else
+the file's modification time as a labelled fallback.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,6 +30,8 @@ from scorer.live.progress import estimate_progress, extract_signals
 from scorer.live.terminal import clean_terminal, is_cast_header, load_cast
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources._common import number_events
+from scorer.sources._ids import capture_id, file_digest
+from scorer.sources._run_label import label_times
 from scorer.sources._screen import screen_identity
 from scorer.sources.tmux import NO_GIT_NOTE, terminal_events
 
@@ -50,7 +57,9 @@ class TerminalFileSource:
         self.path = Path(path)
         self.task = task
         self._identity: dict[str, Any] = {}
-        """`times_from` / `file_mtime`: where the session's times come from."""
+        """`times_from` / `file_mtime` / `warnings`: where the session's times come from."""
+        self._digest = ""
+        """SHA-256 of the file's bytes (hex), for the session id."""
         self._width: int | None = None
         """The recording's terminal width (its wrapped lines are joined back)."""
 
@@ -74,7 +83,7 @@ class TerminalFileSource:
             meta={"git": False},
         )
         return Session(
-            session_id=f"terminal:{self.path.parent.name}/{self.path.name}",
+            session_id=capture_id(self.path.name, self._digest),
             source=SourceKind.TERMINAL,
             origin=str(self.path),
             title=title,
@@ -107,17 +116,25 @@ class TerminalFileSource:
             raise SourceError(f"{self.path} is a binary file, not terminal text")
         if raw.lstrip().startswith(b"{") and self._is_cast(raw):
             self.format = CastSource.format
-            return self._cast()
-        # A capture has no clock of its own: the file's time is a labelled fallback.
+            return self._cast(hashlib.sha256(raw).hexdigest())
+        self._digest = hashlib.sha256(raw).hexdigest()
+        text = clean_terminal(raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace"))
+        # A capture has no clock of its own: its run's label, else the file's time.
+        label = label_times(self.path)
         self._identity = {"file_mtime": mtime.isoformat()}
-        return (
-            None,
-            None,
-            None,
-            clean_terminal(raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace")),
-        )
+        if label.warning:
+            self._identity["warnings"] = [label.warning]
+        if label.started is not None:
+            self._identity["times_from"] = "label"
+        return label.started, label.ended, None, text
 
-    def _cast(self) -> tuple[datetime | None, datetime | None, str | None, str]:
+    def _cast(
+        self, digest: str | None = None
+    ) -> tuple[datetime | None, datetime | None, str | None, str]:
+        try:
+            self._digest = digest or file_digest(self.path)
+        except OSError as exc:
+            raise SourceError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
         header, text = load_cast(self.path)
         self._width = header.width
         ended = None

@@ -4,6 +4,10 @@ The pane text is cleaned and split into TERMINAL events at command boundaries (s
 prompts, Claude Code `⏺`/`●` markers, `❯`/`>` input lines), with long blocks cut to a
 manageable size. Git progress and a resource snapshot come first as SYSTEM events, so the
 judge sees what changed on disk as well as what was printed.
+
+The session id is the tmux session's name and a digest of the target, the session's
+creation time and the repository (`sources._ids`); the session ran from its creation to
+the capture.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from scorer.live.progress import estimate_progress, extract_signals
 from scorer.live.terminal import clean_terminal
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources._common import number_events
+from scorer.sources._ids import tmux_id
 from scorer.sources._screen import screen_identity
 
 if TYPE_CHECKING:
@@ -154,11 +159,12 @@ class TmuxSource:
             )
         events = number_events([*evidence, *terminal])
         return Session(
-            session_id=f"tmux:{self.target}",
+            session_id=tmux_id(self.target, cap.session_created, self.repo),
             source=SourceKind.TMUX,
             origin=f"tmux {cap.socket}: {self.target}",
             cwd=str(self.repo) if self.repo else cap.panes[0].current_path,
             git_branches=[git.branch] if git and git.branch else [],
+            started_at=cap.session_created,
             ended_at=cap.captured_at,
             task=self.prompt,
             events=events,

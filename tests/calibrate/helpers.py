@@ -21,6 +21,7 @@ def card(
     status: str = "scored",
     meta: dict | None = None,
     evidence: list[int] | None = None,
+    goal_probability: float | None = None,
 ) -> Scorecard:
     scores = {
         name: DimensionScore(
@@ -44,6 +45,7 @@ def card(
         rubric_hash="rh",
         package_version="0.1.0",
         scores=scores,
+        goal_probability=goal_probability,
         created_at=created_at,
         meta=meta or {},
     )

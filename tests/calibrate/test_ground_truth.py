@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import UTC, datetime
 
 import httpx
@@ -66,14 +67,51 @@ def test_terminal_bench_session_ids_match_stream_init(terminal_bench):
     assert maze.session_id == first["session_id"] == "e2b8481a-d160-489d-b171-ee1d5e37ecda"
     assert maze.meta["session_path"].endswith("blind-maze-explorer-5x5/session.jsonl")
     assert maze.meta["instruction"].startswith("You are placed in a blind maze")
-    # the one task without a stream falls back to its task id
+    # the one task without a stream falls back to its backend and task id
     no_stream = labels["extract-safely"]
-    assert no_stream.session_id == "extract-safely"
+    assert no_stream.session_id == "claude_code_coder/extract-safely"
     assert no_stream.meta["session_path"] is None
     assert len({lab.session_id for lab in labels.values()}) == 80
     assert sum(lab.meta["stream_complete"] is False for lab in labels.values()) >= 1
     # is_resolved null + parser_results null (parse_error) counts as failed
     assert labels["cron-broken-network"].label == "failed"
+
+
+def test_terminal_bench_loads_every_backend_from_their_parent(terminal_bench_all):
+    labels = load_terminal_bench(terminal_bench_all)
+    assert Counter(lab.meta["backend"] for lab in labels) == {
+        "claude_code_coder": 80,
+        "claude_code_gpt5": 80,
+    }
+    gpt5 = [lab for lab in labels if lab.meta["backend"] == "claude_code_gpt5"]
+    assert Counter(lab.label for lab in gpt5) == {"complete": 23, "partial": 24, "failed": 33}
+    assert Counter(lab.label for lab in gpt5) == _expected_outcomes(
+        terminal_bench_all / "claude_code_gpt5"
+    )
+    assert sum(bool(lab.meta["session_path"]) for lab in gpt5) == 76
+    # one id per run: extract-safely has no stream in either backend
+    assert len({lab.session_id for lab in labels}) == 160
+    assert {lab.session_id for lab in labels if lab.meta["task_id"] == "extract-safely"} == {
+        "claude_code_coder/extract-safely",
+        "claude_code_gpt5/extract-safely",
+    }
+    one = load_terminal_bench(terminal_bench_all / "claude_code_gpt5")
+    assert [lab.model_dump() for lab in one] == [lab.model_dump() for lab in gpt5]
+
+
+def test_terminal_bench_ground_truth_defaults_to_every_backend(terminal_bench_all, monkeypatch):
+    from scorer.jobs.calibrate import default_terminal_bench, load_ground_truth
+    from scorer.settings import get_settings
+
+    assert default_terminal_bench() == terminal_bench_all
+    assert len(load_ground_truth("terminal-bench")) == 160
+    assert len(load_ground_truth(f"terminal-bench:{terminal_bench_all}")) == 160
+    coder = terminal_bench_all / "claude_code_coder"
+    assert len(load_ground_truth(f"terminal-bench:{coder}")) == 80
+    for setting, n in ((terminal_bench_all, 160), (coder, 80)):
+        monkeypatch.setenv("SCORER_TERMINAL_BENCH", str(setting))
+        get_settings.cache_clear()
+        assert len(load_ground_truth("terminal-bench")) == n
 
 
 def test_outcome_label_rules():
@@ -89,6 +127,9 @@ def test_outcome_label_rules():
 def test_terminal_bench_missing_root(tmp_path):
     with pytest.raises(SourceError, match=r"no \*/label\.json"):
         load_terminal_bench(tmp_path / "nope")
+    (tmp_path / "empty" / "backend" / "task").mkdir(parents=True)
+    with pytest.raises(SourceError, match="nor under its subfolders"):
+        load_terminal_bench(tmp_path / "empty")
 
 
 # --- files -----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 from rich.console import Console
 
-from scorer.calibrate import report
+from scorer.calibrate import plots, report
 from scorer.calibrate.report import render_table, write_report
 from scorer.calibrate.stats import calibrate
 from scorer.errors import ConfigError
@@ -146,7 +146,7 @@ def test_plots_need_no_extra_and_leave_the_pyplot_backend_alone(result, tmp_path
 
 
 def test_tables_only_without_matplotlib(result, tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "_figure_class", lambda: None)
+    monkeypatch.setattr(plots, "figure_class", lambda: None)
     text = write_report(result, tmp_path).read_text()
     assert "matplotlib could not be imported" in text
     assert "![" not in text
@@ -166,3 +166,44 @@ def test_render_table(result):
     out = console.export_text()
     assert "heuristic/-@v1" in out and "output_quality" in out
     assert "—" in out  # the constant heuristic has no correlation
+
+
+def test_goal_probability_table_and_reliability_diagram(tmp_path):
+    from tests.calibrate.test_probability import CLASS, PROB, TRUTH
+
+    cards = [card(f"s{i}", {GOAL: c}, goal_probability=p) for i, (c, p) in enumerate(zip(CLASS, PROB, strict=True))]  # fmt: skip
+    cards += [card(f"s{i}", {GOAL: c}, judge="heuristic", model=None) for i, c in enumerate(CLASS)]
+    result = calibrate(cards, [label(f"s{i}", GOAL, t) for i, t in enumerate(TRUTH)], n_boot=20)
+    path = write_report(result, tmp_path / "md")
+    text = path.read_text()
+    assert "bootstrap 20x, AUROC 2,000x (seed 0)" in text
+    table = text.split("## Goal: success probability vs resolved")[1].split("## Legend")[0]
+    assert "| judge | n | with p | AUROC p | AUROC class | Brier | ECE |" in table
+    assert "| heuristic/-@v1 | 8 | 0 | n/a | 0." in table and table.count("n/a") == 3
+    llm_row = next(line for line in table.splitlines() if line.startswith("| llm/"))
+    assert llm_row.startswith("| llm/claude-sonnet@v1 | 8 | 8 | 0.94 [")
+    llm = text.split("## goal_achievement — llm/claude-sonnet@v1")[1]
+    images = re.findall(r"!\[([^\]]*)\]\(([^)]+)\)", llm)
+    assert [alt.split()[0] for alt, _ in images] == ["confusion", "reliability", "dist"]
+    png = (path.parent / images[1][1]).read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 1000
+    heuristic = text.split("## goal_achievement — heuristic/-@v1")[1].split("## ")[0]
+    assert "reliability" not in heuristic and "no card has a goal_probability" in heuristic
+
+    html = write_report(result, tmp_path / "html", fmt="html").read_text()
+    refs = _Refs()
+    refs.feed(html)
+    assert len(refs.srcs) == 1 + 2 * 2 + 1  # bias, confusion + dist per group, 1 reliability
+    assert re.search(
+        r'<img src="data:image/png;base64,[^"]+" alt="reliability goal_achievement — llm/', html
+    )
+    assert "<th>AUROC class</th>" in html and "AUROC p" in refs.terms and "ECE" in refs.terms
+
+    console = Console(width=80, record=True)
+    from scorer.cli.tables import calibration_view
+
+    console.print(calibration_view(result, console))
+    shown = console.export_text()
+    assert "goal_probability vs resolved" in shown and "n/a" in shown and "0.94 [" in shown
+    assert all(len(line) <= 80 for line in shown.splitlines())
+    assert report.render_probability_table(result) is not None

@@ -11,11 +11,18 @@ import pytest
 from scorer.calibrate.validity.figures import agreement, resolved_balanced_accuracy, wilson
 from scorer.calibrate.validity.packets import load_prepared, render_packet, requests_for
 from scorer.calibrate.validity.runs import load_runs, outcomes, run_id
-from scorer.calibrate.validity.split import family, load_split, make_split
+from scorer.calibrate.validity.split import (
+    build_split,
+    family,
+    load_split,
+    make_split,
+    place_runs,
+)
 from scorer.calibrate.validity.verdicts import check_verdict, ingest_api, ingest_files
 from scorer.calibrate.validity.workspace import read_manifest, write_packets
 from scorer.errors import ConfigError
 from scorer.judge.anthropic import AnthropicJudge
+from scorer.settings import get_settings
 from tests.conftest import REPO
 from tests.fakes.anthropic import FakeAnthropic, message_response, valid_scoring_payload
 
@@ -40,13 +47,77 @@ def test_split_keeps_families_together_and_each_class_halved():
     assert family("crack-7z-hash.hard") == "crack-7z-hash"
 
 
-def test_committed_split_follows_its_rules(terminal_bench):
+V1_TEST_SIDE_HEAD = ["blind-maze-explorer-5x5", "blind-maze-explorer-algorithm"]
+"""The first test-side tasks of the split as first committed (one backend): never move."""
+
+
+def test_committed_split_follows_its_rules(terminal_bench_all):
     committed = load_split(SPLIT_FILE)
-    assert committed == make_split(outcomes(terminal_bench))
-    assert len(committed.dev) + len(committed.test) == 80
-    classes = outcomes(terminal_bench)
+    every = outcomes(terminal_bench_all)
+    assert committed == build_split(every, "claude_code_coder")
+    # the tasks are placed by the reference backend alone, as before the second backend
+    tasks = make_split(every["claude_code_coder"])
+    assert (committed.dev, committed.test) == (tasks.dev, tasks.test)
+    assert committed.test[:2] == V1_TEST_SIDE_HEAD and len(committed.dev) == 40
+    classes = every["claude_code_coder"]
     dev, test = (Counter(classes[t] for t in side) for side in (committed.dev, committed.test))
     assert all(abs(dev[c] - test[c]) <= 1 for c in ("complete", "partial", "failed"))
+
+
+def test_committed_split_puts_both_runs_of_a_task_on_one_side(terminal_bench_all):
+    committed = load_split(SPLIT_FILE)
+    assert committed.reference == "claude_code_coder"
+    assert set(committed.runs) == {"claude_code_coder", "claude_code_gpt5"}
+    for backend, sides in committed.runs.items():
+        assert (sides["dev"], sides["test"]) == (committed.dev, committed.test), backend
+        assert all(committed.run_side(backend, t) == committed.side(t) for t in committed.dev)
+    runs, notes = load_runs(terminal_bench_all, committed)
+    assert len(runs) == 79 + 76 and len({r.run_id for r in runs}) == 155
+    assert Counter((r.backend, r.side) for r in runs) == {
+        ("claude_code_coder", "dev"): 39,
+        ("claude_code_coder", "test"): 40,
+        ("claude_code_gpt5", "dev"): 36,  # its 4 runs without a stream are dev tasks
+        ("claude_code_gpt5", "test"): 40,
+    }
+    gpt5 = Counter(r.outcome for r in runs if r.backend == "claude_code_gpt5")
+    assert sum(gpt5.values()) == 76 and len(notes) == 5  # the runs without a stream
+    by_task: dict[str, set[str]] = {}
+    for r in runs:
+        by_task.setdefault(r.task_id, set()).add(r.side)
+    assert all(len(sides) == 1 for sides in by_task.values())
+    # the reference backend's run ids are those of the one-backend harness; others differ
+    coder = next(r for r in runs if r.task_id == DEV_TASK and r.backend == "claude_code_coder")
+    other = next(r for r in runs if r.task_id == DEV_TASK and r.backend == "claude_code_gpt5")
+    assert coder.run_id == "tb-1ffe5698ba" == run_id(DEV_TASK)
+    assert other.run_id == run_id(DEV_TASK, "claude_code_gpt5") != coder.run_id
+
+
+def test_runs_of_a_new_backend_follow_their_task_or_family():
+    tasks = make_split({"a": "complete", "b": "failed", "c.easy": "partial", "d": "failed"})
+    split = place_runs(tasks, {"new": ["a", "b", "c.hard", "zzz"]})
+    placed = split.runs["new"]
+    assert split.run_side("new", "c.hard") == tasks.side("c.easy")  # the family's side
+    assert "zzz" not in placed["dev"] + placed["test"]  # a new family would move the sides
+    assert (split.dev, split.test) == (tasks.dev, tasks.test)
+    with pytest.raises(ConfigError, match="reference backend 'x'"):
+        build_split({"new": {"a": "complete"}}, "x")
+
+
+def test_a_split_with_a_run_off_its_tasks_side_is_refused(tmp_path):
+    bad = tmp_path / "split.json"
+    bad.write_text(
+        json.dumps(
+            {
+                "method": "m",
+                "reference": "r",
+                "dev": ["a"],
+                "test": ["b"],
+                "runs": {"r": {"dev": ["a"], "test": ["b"]}, "s": {"dev": ["b"], "test": []}},
+            }
+        )
+    )
+    with pytest.raises(ConfigError, match="s runs not on their task's side"):
+        load_split(bad)
 
 
 def test_a_split_listing_a_task_twice_is_refused(tmp_path):
@@ -172,10 +243,10 @@ def test_agreement_counts_exceeded_as_complete():
 # --- the command ---------------------------------------------------------------------------
 
 
-def test_validity_command_end_to_end(dev_run, tmp_path, monkeypatch, terminal_bench, capsys):
+def test_validity_command_end_to_end(dev_run, tmp_path, monkeypatch, terminal_bench_all, capsys):
     import importlib.util
 
-    monkeypatch.setenv("SCORER_TERMINAL_BENCH", str(terminal_bench))
+    monkeypatch.setenv("SCORER_TERMINAL_BENCH", str(terminal_bench_all))
     spec = importlib.util.spec_from_file_location(
         "validity_cli", REPO / "benchmarks" / "validity.py"
     )
@@ -195,6 +266,11 @@ def test_validity_command_end_to_end(dev_run, tmp_path, monkeypatch, terminal_be
     assert "heuristic" in out and "goal_achievement" in out
     assert cli.main(["report", str(tmp_path / "nowhere")]) == 1
     assert cli.main(["split"]) == 0
+    assert "matches its rules" in capsys.readouterr().out
+    monkeypatch.setenv("SCORER_TERMINAL_BENCH", str(terminal_bench_all / "claude_code_coder"))
+    get_settings.cache_clear()
+    assert cli.main(["split"]) == 1
+    assert "holds runs of claude_code_gpt5, not under" in capsys.readouterr().err
 
 
 def test_manifest_paths_are_relative(dev_run, tmp_path):

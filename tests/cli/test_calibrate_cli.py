@@ -42,3 +42,14 @@ def test_file_ground_truth_without_scores_reports_zero_pairs(tmp_path):
                                  "--out", str(tmp_path), "--json"])  # fmt: skip
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["agreements"] == []
+
+
+def test_terminal_bench_ground_truth_is_both_backends_by_default(terminal_bench_all):
+    args = ["calibrate", "--ground-truth", "terminal-bench", "--no-score-missing", "--json"]
+    result = runner.invoke(app, [*args, "--n-boot", "0", "--out", "report"])
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "160 ground-truth labels from terminal-bench (claude_code_coder 80, claude_code_gpt5 80)"
+        in result.stderr
+    )
+    assert json.loads(result.stdout)["n_labels"] == 160

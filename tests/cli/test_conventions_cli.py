@@ -31,11 +31,23 @@ def script(name: str) -> str:
     return str(path)
 
 
+def click_context(cmd) -> typer.Context:
+    return typer.Context(cmd)
+
+
+def subcommands(cmd) -> dict:
+    """A group's commands by name (loading the lazy ones); {} for a command."""
+    if not hasattr(cmd, "list_commands"):
+        return {}
+    ctx = click_context(cmd)
+    return {name: cmd.get_command(ctx, name) for name in cmd.list_commands(ctx)}
+
+
 def command_paths(cmd=None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every command and group of `scorer`, as argv prefixes."""
     cmd = cmd or typer.main.get_command(app)
     paths = [prefix]
-    for name, sub in getattr(cmd, "commands", {}).items():
+    for name, sub in subcommands(cmd).items():
         paths += command_paths(sub, (*prefix, name))
     return paths
 
@@ -76,7 +88,7 @@ def test_every_command_has_help_with_an_example_and_the_exit_codes():
 def _options(path: tuple[str, ...]) -> list[str]:
     cmd = typer.main.get_command(app)
     for name in path:
-        cmd = cmd.commands[name]
+        cmd = subcommands(cmd)[name]
     return [
         o
         for p in cmd.params
@@ -196,9 +208,27 @@ def test_no_command_lists_an_option_twice():
     def walk(cmd, path=()):
         names = [p.name for p in cmd.params]
         assert len(names) == len(set(names)), (path, names)
-        for name, sub in getattr(cmd, "commands", {}).items():
+        for name, sub in subcommands(cmd).items():
             walk(sub, (*path, name))
 
     root = typer.main.get_command(app)
     walk(root)
     assert [p.name for p in root.params].count("install_completion") == 1
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+@pytest.mark.parametrize("group", [(), ("scores",), ("configs",)])
+def test_a_group_without_a_command_prints_its_help_and_exits_2(group, columns, monkeypatch):
+    """Like click's `no_args_is_help`: the help on stderr and exit 2 (a usage error); in
+    a narrow terminal (plain help) as in a wide one (typer's rich help)."""
+    monkeypatch.setenv("COLUMNS", columns)
+    bare = subprocess.run([script("scorer"), *group], capture_output=True, text=True)
+    assert bare.returncode == 2, bare
+    assert bare.stdout == ""
+    assert f"Usage: scorer {' '.join(group)}".rstrip() in bare.stderr
+    commands = typer.main.get_command(app)
+    for name in group:
+        commands = subcommands(commands)[name]
+    for name in subcommands(commands):
+        assert name in bare.stderr, (group, name)
+    assert "Exit codes:" in bare.stderr

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.jobs.helpers import make_projects
 
 HEAVY = ("anthropic", "tiktoken", "langfuse", "scipy", "sklearn", "jinja2", "scorer.models")
@@ -133,3 +135,42 @@ def test_llm_backfill_without_a_key_fails_before_discovery(tmp_path, monkeypatch
     )
     assert result.exit_code != 0
     assert "ANTHROPIC_API_KEY is not set: export it or use --judge heuristic" in result.stderr
+
+
+NEVER_AT_START = ("scipy", "langfuse", "anthropic", "matplotlib", "pandas", "sklearn")
+"""What `scorer --version` and `scorer scores list` must not import (each costs 0.2–2 s)."""
+
+
+def _loaded_by_scorer(*argv: str, env: dict[str, str] | None = None) -> set[str]:
+    """The top-level packages a fresh `scorer …` process loaded (through the entry point)."""
+    script = f"""
+import json, sys
+sys.argv = ["scorer", *{list(argv)!r}]
+from scorer.cli.entry import main
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+sys.stderr.write("\\n" + json.dumps(sorted({{m.split(".")[0] for m in sys.modules}})))
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return set(json.loads(proc.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["-q", "--version"]], ids=["fast", "typer"])
+def test_scorer_version_imports_no_heavy_package(argv):
+    """Both ways: answered by the entry point, and through the umbrella app (lazy)."""
+    loaded = _loaded_by_scorer(*argv)
+    assert "scorer" in loaded  # the check is real
+    assert sorted(loaded & set(NEVER_AT_START)) == []
+
+
+def test_scores_list_imports_no_heavy_package(tmp_path):
+    import os
+
+    env = {**os.environ, "SCORER_HOME": str(tmp_path / "home")}
+    loaded = _loaded_by_scorer("scores", "list", env=env)
+    assert sorted(loaded & set(NEVER_AT_START)) == []

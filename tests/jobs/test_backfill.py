@@ -313,3 +313,20 @@ def test_events_report_each_session_prepared_then_finished(projects):
     assert sorted(finished) == sorted(prepared) == sorted(ids) and len(seen) == 40
     assert all(prepared[sid] < finished[sid] for sid in ids)
     assert {seen[i].result.outcome for i in finished.values()} == {"scored"}
+
+
+def test_a_langfuse_discovery_without_a_langfuse_client_names_the_keys(tmp_path):
+    """Services built by hand without Langfuse: `--source langfuse` says which keys to set."""
+    from datetime import UTC, datetime
+
+    from scorer.errors import CredentialsError
+    from scorer.jobs.backfill import Services, discover
+    from scorer.judge.base import make_judge
+    from scorer.sinks.store import ScoreStore
+
+    services = Services(lambda ref: None, make_judge("heuristic"), ScoreStore(tmp_path / "s.db"))
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    opts = BackfillOptions(source="langfuse", start=start)
+    with pytest.raises(CredentialsError, match="LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"):
+        discover(opts, services, now=start + timedelta(days=1))
+    services.store.close()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer.jobs import batch_intents
-from scorer.jobs.backfill import BackfillOptions, run_backfill
+from scorer.jobs import batch_intents, batches
+from scorer.jobs.backfill import BackfillOptions, default_services, run_backfill
 from scorer.jobs.batch_requests import custom_id
 from scorer.jobs.ledger import Ledger
 from scorer.settings import get_settings
@@ -264,3 +264,33 @@ def test_a_refused_create_is_retried_without_waiting_for_an_adoption(tmp_path, j
         summary = run_backfill(opts(root))
         assert (summary.scored, summary.failed) == (2, 0)
         assert server.batch_creates == 1 and listed == []
+
+
+def test_the_adoption_wait_comes_from_the_options_built_at_the_edge(
+    tmp_path, judge_env, monkeypatch
+):
+    """`SCORER_BATCH_ADOPT_SECONDS` is read once, into `Services.batch_adopt`; the batch
+    run takes its wait from there, never from the settings (here changed after the
+    services were built, as a deep `get_settings()` would see)."""
+    root = tmp_path / "projects"
+    make_projects(root, 2)
+    waits: list[float] = []
+
+    class Spy(batch_intents.Adopter):
+        def __init__(self, *a, wait: float, **k):
+            waits.append(wait)
+            super().__init__(*a, wait=wait, **k)
+
+    monkeypatch.setattr(batches, "Adopter", Spy)
+    with FakeJudgeServer(batch_polls=0) as server:
+        judge_env(server)
+        monkeypatch.setenv("SCORER_BATCH_ADOPT_SECONDS", "7")
+        get_settings.cache_clear()
+        services = default_services(opts(root), get_settings())
+        assert services.batch_adopt == 7.0
+        services.batch_adopt = 0.25
+        monkeypatch.setenv("SCORER_BATCH_ADOPT_SECONDS", "3600")
+        get_settings.cache_clear()
+        summary = run_backfill(opts(root), services)
+        assert (summary.scored, summary.failed) == (2, 0)
+    assert waits == [0.25]

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -39,10 +38,7 @@ import pytest
 
 from scorer.jobs.score import score_session
 from scorer.models import Scorecard
-from scorer.sources.base import SessionSource
-from scorer.sources.claude_code import ClaudeCodeSource
-from scorer.sources.stream_json import StreamJsonSource
-from tests.conftest import CC_PROJECTS, REPO, SHARED_DATA, TERMINAL_BENCH
+from tests.conftest import REPO, SHARED_DATA
 from tests.fakes.anthropic import (
     FakeAnthropic,
     message_response,
@@ -50,9 +46,9 @@ from tests.fakes.anthropic import (
     refusal_response,
     valid_scoring_payload,
 )
+from tests.golden import DEMO, check_golden, golden_sessions, golden_source
 
 GOLDEN = Path(__file__).with_name("golden_judge.json")
-DEMO = "examples/demo-session.jsonl"
 SMALL_BUDGET = 12_000
 CHUNKED = (
     "claude-code-projects/-home-USER-projects-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
@@ -63,38 +59,11 @@ CHUNKED = (
 _CHUNK = re.compile(r'<transcript(?:_[0-9a-f]+)? chunk="(\d+)/(\d+)">')  # with its fence id
 
 
-def _sessions() -> list[str]:
-    names = [DEMO]
-    if CC_PROJECTS.exists():
-        names += [str(p.relative_to(SHARED_DATA)) for p in sorted(CC_PROJECTS.rglob("*.jsonl"))]
-    else:
-        names.append("claude-code-projects (absent)")
-    if TERMINAL_BENCH.exists():
-        streams = sorted(TERMINAL_BENCH.glob("*/session.jsonl"))
-        names += [str(p.relative_to(SHARED_DATA)) for p in streams[::8]]
-    else:
-        names.append("terminal-bench (absent)")
-    return names
-
-
 def _cases() -> list[str]:
-    cases = [f"{kind}:{name}" for name in _sessions() for kind in ("heuristic", "llm")]
+    cases = [f"{kind}:{name}" for name in golden_sessions() for kind in ("heuristic", "llm")]
     cases += [f"llm@{SMALL_BUDGET}:{name}" for name in CHUNKED]
     cases += [f"llm-repair:{DEMO}", f"llm-refusal:{DEMO}"]
     return cases
-
-
-def _source(name: str) -> tuple[SessionSource, str | None]:
-    """The session's source and the task a user would pass as `--prompt` (stream-json)."""
-    if name == DEMO:
-        return ClaudeCodeSource(REPO / DEMO), None
-    path = SHARED_DATA / name
-    if not path.exists():
-        pytest.skip(f"real data not available: {path}")
-    if name.startswith("terminal-bench/"):
-        label = json.loads((path.parent / "label.json").read_text(encoding="utf-8"))
-        return StreamJsonSource(path), label["instruction"]
-    return ClaudeCodeSource(path), None
 
 
 def _sha(value: object) -> str:
@@ -163,7 +132,7 @@ def _fake(kind: str) -> FakeAnthropic:
 def judged(case: str) -> dict[str, Any]:
     """What judging one case produces (see the module docstring)."""
     kind, name = case.split(":", 1)
-    source, task = _source(name)
+    source, task = golden_source(name)
     budget = SMALL_BUDGET if kind == f"llm@{SMALL_BUDGET}" else None
     if kind == "heuristic":
         card = score_session(source, judge="heuristic", task=task, sinks=[]).card
@@ -181,23 +150,6 @@ def judged(case: str) -> dict[str, Any]:
     }
 
 
-def _golden() -> dict[str, Any]:
-    return json.loads(GOLDEN.read_text(encoding="utf-8")) if GOLDEN.exists() else {}
-
-
 @pytest.mark.parametrize("case", _cases())
 def test_judging_matches_golden(case: str) -> None:
-    if "(absent)" in case:
-        pytest.skip(f"real data not available: {case}")
-    got = judged(case)
-    if os.environ.get("SCORER_UPDATE_GOLDEN"):
-        golden = _golden()
-        golden[case] = got
-        GOLDEN.write_text(
-            json.dumps(golden, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
-        return
-    want = _golden().get(case)
-    assert want is not None, f"{case} has no golden entry: run with SCORER_UPDATE_GOLDEN=1"
-    assert got == want
+    check_golden(GOLDEN, case, judged(case))

@@ -5,7 +5,8 @@ Each path runs against the same loopback Messages + Message Batches fake with it
 store; the stored cards are compared field by field, and the stored timelines too. What
 legitimately differs is left out: when the card was made, its usage and cost (Message
 Batches bill half, and the fake's prompt cache warms differently), `meta.batch` (the
-batch ids, on batched cards only) and `collection` (calibration runs are kept apart).
+batch ids, on batched cards only) and `collection` (calibration runs are kept apart), and `backend` (`batch` on batched cards: how the
+requests travelled).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from scorer.sources import resolve
 from tests.jobs.helpers import FakeJudgeServer, transcript_lines
 
 PATHS = ("score-session", "backfill", "batch-api", "calibration")
-DIFFERS = {"created_at", "usage", "cost_usd", "collection"}
+DIFFERS = {"created_at", "usage", "cost_usd", "collection", "backend"}
 """Card fields a path may legitimately change (see the module docstring)."""
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from scorer.jobs.score import judge_prepared, prepare
-from scorer.judge.heuristic import HEURISTIC_VERSION
+from scorer.jobs.score import prepare
+from scorer.judge.heuristic import HEURISTIC_VERSION, HeuristicJudge
 from scorer.judge.rubric import default_rubric
 from scorer.models import EventKind, Session, SourceKind
 from scorer.sources import resolve
@@ -16,7 +16,8 @@ from tests.prepare.sessions import Builder
 
 
 def score(session: Session):
-    return judge_prepared(prepare(session), "heuristic")
+    """The rules' own card (the goal before the fitted probability relabels it)."""
+    return HeuristicJudge(probability=False).judge(prepare(session))
 
 
 def session_of(events, source=SourceKind.CLAUDE_CODE) -> Session:

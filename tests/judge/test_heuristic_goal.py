@@ -5,6 +5,7 @@ from __future__ import annotations
 from sklearn.metrics import balanced_accuracy_score
 
 from scorer.jobs.score import judge_prepared, prepare
+from scorer.judge.heuristic import HeuristicJudge
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources import resolve
 from tests.conftest import TERMINAL_BENCH, require
@@ -13,7 +14,7 @@ from tests.prepare.sessions import Builder
 
 def goal(events: list[Event], source: SourceKind = SourceKind.CLAUDE_CODE):
     session = Session(session_id="g", source=source, events=events)
-    card = judge_prepared(prepare(session), "heuristic")
+    card = HeuristicJudge(probability=False).judge(prepare(session))  # the rules' own goal
     return card.scores["goal_achievement"], card
 
 
@@ -147,6 +148,7 @@ def test_dev_split_figures():
         [t == "complete" for t in truth], [p == "complete" for p in pred]
     )
     exact = sum(t == p for t, p in zip(truth, pred, strict=True))
+    # the product's goal is the rules' own (the fitted probability does not relabel it)
     assert (round(resolved, 3), exact) == (0.833, 27)
     assert {"failed", "partial", "complete"} <= set(pred)
 

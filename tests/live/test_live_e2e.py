@@ -86,7 +86,7 @@ def test_live_session_end_to_end(server, repo, clean_env, monkeypatch):
     result = score_tmux(server, "agent", repo, base, "--judge", "heuristic")
     assert result.exit_code == 0, result.stderr
     card = json.loads(result.stdout)
-    assert card["session_id"] == "tmux:agent" and card["source"] == "tmux"
+    assert card["session_id"].startswith("tmux:agent:") and card["source"] == "tmux"
     assert card["judge"] == "heuristic" and set(card["scores"]) == SEVEN
     assert card["scores"]["goal_achievement"]["label"] == "complete"  # the last test run is green
     assert card["recommendation"] == "complete"

@@ -5,6 +5,7 @@ pane capture is a scorable source. Every tmux server here is private (`-L scorer
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sys
@@ -174,7 +175,8 @@ def test_saved_pane_capture_is_scored_from_the_file(server, repo, tmp_path, clea
     result = scorer("session", str(capture), "--judge", "heuristic", "--json", "--no-store")
     assert result.exit_code == 0, result.stderr
     card = json.loads(result.stdout)
-    assert card["session_id"] == "terminal:saved/agent.txt" and card["source"] == "terminal"
+    digest = hashlib.sha256(capture.read_bytes()).hexdigest()[:10]
+    assert card["session_id"] == f"terminal:agent.txt:{digest}" and card["source"] == "terminal"
     assert card["scores"]["goal_achievement"]["label"] == "complete"  # the last run is green
     dry = json.loads(scorer("session", str(capture), "--dry-run", "--json").stdout)
     assert dry["source"] == "terminal" and dry["signals"]["last_test_run"]["passed"] == 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
+from datetime import UTC, datetime
 
 import pytest
 
@@ -54,7 +56,7 @@ def test_source_builds_session_with_git_evidence(server, repo):
     src = TmuxSource("dev", repo=repo, prompt="Fix the build", socket_name=server.socket_name)
     assert isinstance(src, SessionSource) and src.kind == SourceKind.TMUX
     session = src.load()
-    assert session.session_id == "tmux:dev" and session.source == SourceKind.TMUX
+    assert session.session_id.startswith("tmux:dev:") and session.source == SourceKind.TMUX
     assert session.task == "Fix the build" and session.git_branches == ["main"]
     assert [e.index for e in session.events] == list(range(1, len(session.events) + 1))
     git_event, machine = session.events[:2]
@@ -80,6 +82,32 @@ def test_source_builds_session_with_git_evidence(server, repo):
     cached = TmuxSource("dev", repo=repo, socket_name=server.socket_name).load()
     assert cached.extra["from_cache"]
     assert any("tmux session has ended" in e.text for e in cached.events[:3])
+    assert cached.session_id == session.session_id  # the ended session is the same one
+    assert cached.started_at == session.started_at
+
+
+def test_ids_are_stable_per_session_and_unique_across_sessions(server, repo, tmp_path):
+    """Every capture of one tmux session has one id; a new session reusing the name
+    (tmux numbers them 0, 1, ... again after a restart) or another repo has another."""
+    before = datetime.now(UTC).replace(microsecond=0)
+    run_script(server, "age", repo)
+    first = TmuxSource("age", repo=repo, socket_name=server.socket_name).load()
+    again = TmuxSource("age", repo=repo, socket_name=server.socket_name).load()
+    assert first.session_id == again.session_id
+    assert (
+        first.session_id.startswith("tmux:age:") and len(first.session_id) == len("tmux:age:") + 10
+    )
+    assert before <= first.started_at <= first.ended_at  # the session's own start
+    other_repo = tmp_path / "other"
+    other_repo.mkdir()
+    elsewhere = TmuxSource("age", repo=other_repo, socket_name=server.socket_name).load()
+    assert elsewhere.session_id != first.session_id
+    server.sessions.get(session_name="age").kill()
+    time.sleep(1.1)  # tmux keeps whole seconds
+    run_script(server, "age", repo)
+    reborn = TmuxSource("age", repo=repo, socket_name=server.socket_name).load()
+    assert reborn.session_id != first.session_id
+    assert reborn.started_at > first.started_at
 
 
 def test_source_without_git_tells_judge_to_use_terminal_only(server, tmp_path):

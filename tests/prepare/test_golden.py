@@ -18,47 +18,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from scorer.models import Session
 from scorer.prepare import prepare
-from scorer.sources.claude_code import ClaudeCodeSource
-from scorer.sources.stream_json import StreamJsonSource
-from tests.conftest import CC_PROJECTS, REPO, SHARED_DATA, TERMINAL_BENCH
+from tests.golden import check_golden, golden_sessions, golden_source
 
 GOLDEN = Path(__file__).with_name("golden_prepare.json")
 BUDGETS = (70_000, 12_000)
 """The default budget, and a small one that splits the bigger sessions into several chunks."""
-DEMO = "examples/demo-session.jsonl"
-
-
-def _cases() -> list[str]:
-    """Case names relative to the shared data folder (or the repo, for the demo)."""
-    names = [DEMO]
-    if CC_PROJECTS.exists():
-        names += [str(p.relative_to(SHARED_DATA)) for p in sorted(CC_PROJECTS.rglob("*.jsonl"))]
-    else:
-        names.append("claude-code-projects (absent)")
-    if TERMINAL_BENCH.exists():
-        streams = sorted(TERMINAL_BENCH.glob("*/session.jsonl"))
-        names += [str(p.relative_to(SHARED_DATA)) for p in streams[::8]]
-    else:
-        names.append("terminal-bench (absent)")
-    return names
-
-
-def _load(name: str) -> Session:
-    if name == DEMO:
-        return ClaudeCodeSource(REPO / DEMO).load()
-    path = SHARED_DATA / name
-    if not path.exists():
-        pytest.skip(f"real data not available: {path}")
-    if name.startswith("terminal-bench/"):
-        return StreamJsonSource(path).load()
-    return ClaudeCodeSource(path).load()
 
 
 def _sha(value: object) -> str:
@@ -87,19 +57,7 @@ def digests(session: Session) -> dict[str, object]:
     return out
 
 
-def _golden() -> dict[str, dict[str, object]]:
-    return json.loads(GOLDEN.read_text(encoding="utf-8")) if GOLDEN.exists() else {}
-
-
-@pytest.mark.parametrize("name", _cases())
+@pytest.mark.parametrize("name", golden_sessions())
 def test_prep_output_matches_golden(name: str) -> None:
-    session = _load(name)
-    got = digests(session)
-    if os.environ.get("SCORER_UPDATE_GOLDEN"):
-        golden = _golden()
-        golden[name] = got
-        GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        return
-    want = _golden().get(name)
-    assert want is not None, f"{name} has no golden digests: run with SCORER_UPDATE_GOLDEN=1"
-    assert got == want
+    source, _ = golden_source(name)
+    check_golden(GOLDEN, name, digests(source.load()))

@@ -44,14 +44,14 @@ def test_v1_store_upgrades_in_place_and_keeps_its_runs(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite3"
     _v1_store(path)
     with ScoreStore(path) as store:
-        assert store.schema_version == len(MIGRATIONS) == 3
+        assert store.schema_version == len(MIGRATIONS) == 4
         (run,) = store.runs()
         assert run.card.session_id == "old-1" and run.card.overall == pytest.approx(0.4)
         assert run.card.session == SessionInfo()  # not kept before v2
         store.save(make_card("new-1", session=SessionInfo(project="p")))
         assert [r.card.session_id for r in store.runs(RunFilter(project="p"))] == ["new-1"]
     with ScoreStore(path) as store:  # reopening does not migrate again
-        assert store.schema_version == 3 and len(store.runs()) == 2
+        assert store.schema_version == len(MIGRATIONS) and len(store.runs()) == 2
 
 
 def test_session_info_round_trips_and_filters(tmp_path: Path) -> None:

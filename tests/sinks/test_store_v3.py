@@ -50,7 +50,7 @@ def test_v2_store_upgrades_with_titles_from_its_timelines(tmp_path: Path) -> Non
     path = tmp_path / "v2.sqlite3"
     _v2_store(path)
     with ScoreStore(path) as store:
-        assert store.schema_version == len(MIGRATIONS) == 3
+        assert store.schema_version == len(MIGRATIONS) == 4
         cards = {r.card.session_id: r.card for r in store.runs()}
         timeline = cards["with-timeline"]
         assert timeline.title == "Fix median() in stats.py"
@@ -64,7 +64,7 @@ def test_v2_store_upgrades_with_titles_from_its_timelines(tmp_path: Path) -> Non
         found = store.runs(RunFilter(search="MEDIAN"))
         assert [r.card.session_id for r in found] == ["with-timeline"]
     with ScoreStore(path) as store:  # reopening does not migrate again
-        assert store.schema_version == 3 and len(store.runs()) == 3
+        assert store.schema_version == len(MIGRATIONS) and len(store.runs()) == 3
 
 
 def test_title_task_and_collection_round_trip_redacted(tmp_path: Path) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from scorer.models import EventKind, SourceKind
+from scorer.models import EventKind, SessionInfo, SourceKind
 from scorer.sources import StreamJsonSource, resolve
 from tests.conftest import FIXTURES, TERMINAL_BENCH
 
@@ -55,6 +57,10 @@ def test_every_run_parses_and_matches_raw_counts(path: Path) -> None:
     assert session.models[0] == init["model"]
     indices = [e.index for _, e in session.iter_events()]
     assert indices == list(range(1, len(indices) + 1))
+    # the agent's real times from the run's label.json, not the file's copy time
+    assert session.started_at == datetime.fromisoformat(label["agent_started_at"])
+    assert session.ended_at == datetime.fromisoformat(label["agent_ended_at"])
+    assert session.extra["times_from"] == "label"
 
 
 def test_result_fields_and_subagents(terminal_bench: Path) -> None:
@@ -86,3 +92,79 @@ def test_truncated_stream_without_result_line() -> None:
     assert session.events[2].is_error and session.events[2].exit_code == 1
     assert session.usage.output_tokens == 9  # last snapshot of msg_1, not 1 + 9
     assert session.task_text is None
+
+
+# --- times: the run's label, else the stream's own, else the file's ---------------------
+
+
+def _stream(folder: Path, *lines: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    init = {"type": "system", "subtype": "init", "session_id": "s-1", "cwd": "/app"}
+    say = {"type": "assistant", "message": {"id": "m1", "role": "assistant",
+           "content": [{"type": "text", "text": "done"}]}, "parent_tool_use_id": None}  # fmt: skip
+    path = folder / "session.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (init, say, *lines)) + "\n")
+    return path
+
+
+def test_trends_see_79_runs_over_their_real_day_not_the_copy_time(terminal_bench: Path) -> None:
+    days = Counter()
+    for path in _runs():
+        info = SessionInfo.of(StreamJsonSource(path).load())
+        assert info.times_from == "label"
+        days[info.started_at.date().isoformat()] += 1
+    assert days == {"2025-11-09": 79}  # all ran that day (they showed the copy's day)
+
+
+def test_without_a_label_the_file_time_is_the_labelled_fallback(
+    tmp_path: Path, terminal_bench: Path
+) -> None:
+    copy = tmp_path / "chess-best-move" / "session.jsonl"
+    copy.parent.mkdir()
+    shutil.copy(terminal_bench / "chess-best-move" / "session.jsonl", copy)
+    session = StreamJsonSource(copy).load()
+    assert session.started_at is None and "times_from" not in session.extra
+    info = SessionInfo.of(session)
+    assert info.times_from == "file" and info.ended_at is not None
+
+
+def test_the_streams_own_timestamps_are_used_without_a_label(tmp_path: Path) -> None:
+    path = _stream(
+        tmp_path / "run",
+        {"type": "result", "subtype": "success", "timestamp": "2026-01-02T03:05:00Z"},
+        {"type": "user", "timestamp": "2026-01-02T03:04:00Z", "message": {"content": "go"}},
+    )
+    info = SessionInfo.of(StreamJsonSource(path).load())
+    assert info.times_from == "events"
+    assert info.started_at == datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+    assert info.ended_at == datetime(2026, 1, 2, 3, 5, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("label", "warned"),
+    [
+        ("{not json", True),
+        (json.dumps({"agent_started_at": "yesterday"}), True),
+        (json.dumps({"name": "another tool's label"}), False),
+    ],
+)
+def test_an_unusable_label_falls_back_to_the_file_time(
+    tmp_path: Path, label: str, warned: bool
+) -> None:
+    path = _stream(tmp_path / "run")
+    (path.parent / "label.json").write_text(label)
+    session = StreamJsonSource(path).load()
+    assert SessionInfo.of(session).times_from == "file"
+    assert any("label.json" in w for w in session.extra["warnings"]) is warned
+
+
+def test_a_label_end_before_its_start_keeps_the_start_only(tmp_path: Path) -> None:
+    path = _stream(tmp_path / "run")
+    (path.parent / "label.json").write_text(
+        json.dumps(
+            {"agent_started_at": "2025-11-09T07:00:00", "agent_ended_at": "2025-11-09T06:00:00Z"}
+        )
+    )
+    session = StreamJsonSource(path).load()
+    assert session.started_at == datetime(2025, 11, 9, 7, tzinfo=UTC)  # naive: read as UTC
+    assert session.ended_at is None and session.extra["times_from"] == "label"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -44,7 +46,8 @@ def test_cast_fixture_becomes_a_terminal_session() -> None:
     source = resolve(str(CAST), task="make add() correct")
     assert isinstance(source, CastSource) and source.kind == SourceKind.TERMINAL
     session = source.load()
-    assert session.session_id == "terminal:live/fail_then_pass.cast"
+    digest = hashlib.sha256(CAST.read_bytes()).hexdigest()[:10]
+    assert session.session_id == f"terminal:fail_then_pass.cast:{digest}"
     assert session.source == SourceKind.TERMINAL and session.title == "fix add()"
     assert session.task == "make add() correct"
     assert session.started_at == datetime(2025, 11, 23, 12, 13, 20, tzinfo=UTC)
@@ -101,7 +104,7 @@ def test_score_session_on_a_cast_end_to_end(clean_env) -> None:
 def test_real_pane_capture() -> None:
     path = require(PANES / "spotter-short.terminal.txt")
     session = resolve(str(path)).load()
-    assert session.session_id == "terminal:tmux-panes/spotter-short.terminal.txt"
+    assert session.session_id == "terminal:spotter-short.terminal.txt:1b130a4a4f"
     texts = [e.text for e in session.events if e.kind == EventKind.TERMINAL]
     assert any("❯ mix phx.server doesnt seem to start" in t for t in texts)
     assert any(t.startswith("● Let me check the project structure") for t in texts)
@@ -118,8 +121,13 @@ def test_other_real_pane_captures_load(name: str) -> None:
 def test_real_terminal_bench_pane() -> None:
     task = require(TERMINAL_BENCH / "chess-best-move")
     session = resolve(str(task / "pane-post-agent.txt")).load()
-    assert session.session_id == "terminal:chess-best-move/pane-post-agent.txt"
+    assert session.session_id == "terminal:pane-post-agent.txt:6a2fcc8f08"
     assert session.extra["format"] == "pane capture"
+    # the pane has no clock: the run's label.json gives the agent's real times
+    label = json.loads((task / "label.json").read_text())
+    assert session.started_at == datetime.fromisoformat(label["agent_started_at"])
+    assert session.ended_at == datetime.fromisoformat(label["agent_ended_at"])
+    assert session.extra["times_from"] == "label"
 
 
 @pytest.mark.slow  # pyte replays ~0.5 MB of terminal output
@@ -133,3 +141,59 @@ def test_real_cast_becomes_a_session() -> None:
     text = "\n".join(e.text for e in session.events)
     assert "Initial working directory: /app" in text and "\x1b" not in text
     assert "The file chess_bard.png has an image of a chess board." in text
+
+
+# --- ids: unique per capture, stable across re-runs (issue 33 item 6) -------------------
+
+
+def test_every_real_pane_has_its_own_id(terminal_bench: Path) -> None:
+    """Both agents' `pane-post-agent.txt` of one task were one id, the second run
+    replacing the first in the store; every real capture now has its own."""
+    panes = sorted(terminal_bench.parent.glob("*/*/pane-post-agent.txt"))
+    panes += sorted(PANES.glob("*.txt"))
+    assert len(panes) >= 150
+    ids = [resolve(str(p)).load().session_id for p in panes]
+    assert len(set(ids)) == len(ids)
+    assert all(i.startswith("terminal:") and len(i.rsplit(":", 1)[1]) == 10 for i in ids)
+
+
+def test_the_same_capture_keeps_its_id_moved_or_copied(tmp_path: Path) -> None:
+    path = require(PANES / "spotter-short.terminal.txt")
+    first = resolve(str(path)).load().session_id
+    assert resolve(str(path)).load().session_id == first  # re-scoring hits the same id
+    moved = tmp_path / "archive" / path.name
+    moved.parent.mkdir()
+    shutil.copy(path, moved)
+    assert resolve(str(moved)).load().session_id == first
+    grown = tmp_path / path.name  # a later capture of the same pane: another snapshot
+    grown.write_bytes(path.read_bytes() + b"\n$ mix test\n")
+    assert resolve(str(grown)).load().session_id != first
+
+
+def test_a_cast_keeps_its_id_under_any_name(tmp_path: Path) -> None:
+    renamed = tmp_path / "fail_then_pass.cast.txt"
+    renamed.write_bytes(CAST.read_bytes())
+    digest = resolve(str(CAST)).load().session_id.rsplit(":", 1)[1]
+    assert resolve(str(renamed)).load().session_id == f"terminal:{renamed.name}:{digest}"
+
+
+def test_two_panes_of_one_task_are_two_sessions_in_the_store(
+    terminal_bench: Path, clean_env: Path
+) -> None:
+    """What `scorer scores list` shows after scoring both agents' panes of one task."""
+    panes = [
+        terminal_bench.parent / agent / "chess-best-move" / "pane-post-agent.txt"
+        for agent in ("claude_code_coder", "claude_code_gpt5")
+    ]
+    for pane in panes:
+        result = runner.invoke(app, ["session", str(require(pane)), "--judge", "heuristic", "-q"])
+        assert result.exit_code == 0, result.output
+    listed = runner.invoke(app, ["scores", "list", "--json"])
+    ids = [r["session_id"] for r in json.loads(listed.stdout)]
+    assert len(ids) == len(set(ids)) == 2
+    for sid in ids:
+        shown = runner.invoke(
+            app, ["scores", "show", sid[: len("terminal:pane-post-agent.txt:") + 4]]
+        )
+        assert shown.exit_code == 0, shown.output
+        assert sid in shown.stdout

@@ -8,6 +8,9 @@ Outcome classes: failed < partial < complete. A judge's `exceeded` counts as `co
   (`N_BOOT` resamples, seed 0); a resample missing one class is skipped.
 - 3-class exact agreement: the share of runs whose class the judge named. Interval:
   Wilson score interval (a proportion of independent runs).
+- the goal probability against resolved-vs-not: AUROC (and the goal class's AUROC, the
+  baseline), Brier score, ECE over 10 bins and the reliability bins
+  (`scorer.calibrate.probability`; AUROC intervals: the same percentile bootstrap).
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn import metrics as skm
 
+from scorer.calibrate.probability import ProbabilityFigures, probability_figures
 from scorer.calibrate.validity.runs import OUTCOMES
 
 N_BOOT = 2_000
 Z95 = 1.959963984540054
+CLASS_ORDER = {"failed": 0, "partial": 1, "complete": 2, "exceeded": 3}
+"""The goal classes on their ordered scale (the class AUROC ranks runs by it)."""
 
 
 def three_class(label: str) -> str:
@@ -63,6 +69,19 @@ def _resolved_bal_acc(truth: np.ndarray, pred: np.ndarray) -> float | None:
     return float(skm.balanced_accuracy_score(t, p))
 
 
+def _bal_acc_draws(t: np.ndarray, p: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """`_resolved_bal_acc` of every resample (rows of `idx`) at once, NaN where a
+    resample has one class: the same numbers as calling it per resample, in
+    milliseconds instead of seconds."""
+    truth, pred = t[idx], p[idx]
+    pos = truth.sum(axis=1)
+    neg = truth.shape[1] - pos
+    hit_pos = (truth & pred).sum(axis=1)
+    hit_neg = (~truth & ~pred).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((pos > 0) & (neg > 0), (hit_pos / pos + hit_neg / neg) / 2, np.nan)
+
+
 def resolved_balanced_accuracy(
     truth: Sequence[str], pred: Sequence[str], *, n_boot: int = N_BOOT, seed: int = 0
 ) -> Estimate:
@@ -72,12 +91,11 @@ def resolved_balanced_accuracy(
     if value is None or n_boot <= 0:
         return Estimate(value)
     rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, len(t), len(t))
-        draw = _resolved_bal_acc(t[idx], p[idx])
-        if draw is not None:
-            draws.append(draw)
+    idx = rng.integers(0, len(t), (n_boot, len(t)))  # the draws of n_boot calls of size len(t)
+    draws = _bal_acc_draws(t == "complete", p == "complete", idx)
+    draws = draws[np.isfinite(draws)]
+    if not draws.size:
+        return Estimate(value)
     low, high = np.percentile(draws, [2.5, 97.5])
     return Estimate(value, float(low), float(high))
 
@@ -93,10 +111,19 @@ class Agreement:
     """Rows: the outcome (failed, partial, complete); columns: the judge's class."""
     recall: dict[str, Estimate] = field(default_factory=dict)
     """Per outcome class: the share of its runs the judge put there (Wilson)."""
+    probability: ProbabilityFigures | None = None
+    """The goal probability's and the class's AUROC, Brier score, ECE, reliability bins."""
 
 
-def agreement(truth: Sequence[str], labels: Sequence[str], *, n_boot: int = N_BOOT) -> Agreement:
-    """Resolved-vs-not balanced accuracy, 3-class exact agreement, confusion and recalls."""
+def agreement(
+    truth: Sequence[str],
+    labels: Sequence[str],
+    probabilities: Sequence[float | None] | None = None,
+    *,
+    n_boot: int = N_BOOT,
+) -> Agreement:
+    """Resolved-vs-not balanced accuracy, 3-class exact agreement, confusion, recalls,
+    and the probability figures (`probabilities` per run, None where a run has none)."""
     pred = [three_class(label) for label in labels]
     hits = sum(t == p for t, p in zip(truth, pred, strict=True))
     confusion = skm.confusion_matrix(truth, pred, labels=list(OUTCOMES)).tolist()
@@ -110,4 +137,10 @@ def agreement(truth: Sequence[str], labels: Sequence[str], *, n_boot: int = N_BO
         exact=wilson(hits, len(truth)),
         confusion=[list(map(int, row)) for row in confusion],
         recall=recall,
+        probability=probability_figures(
+            [t == "complete" for t in truth],
+            [CLASS_ORDER[label] for label in labels],
+            list(probabilities) if probabilities is not None else [None] * len(truth),
+            n_boot=n_boot,
+        ),
     )

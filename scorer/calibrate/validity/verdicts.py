@@ -4,6 +4,10 @@ A verdict is `<dir>/verdicts/<name>.json`: the reply JSON the packet's schema as
 (the scorecard reply for `<run>`, chunk notes for `<run>.notes-<i>`). Every verdict is
 checked against the schema of the exact request its packet showed, so answers to an
 older prompt are never mixed with a newer one.
+
+A scoring packet may have more than one verdict: the first, `<run>.json`, and second
+opinions on the same request, `<run>.second-1.json`, `<run>.second-2.json`, ... Which one
+a report reads is its *opinion*: `first` (the default) or `second-<k>`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from scorer.judge.schema import ChunkNotes
 from scorer.judge.sdk import anthropic
 
 _FENCE = re.compile(r"\A\s*```(?:json)?\s*\n(?P<body>.*)\n```\s*\Z", re.S)
+_OPINION = re.compile(r"\A(first|second-[1-9][0-9]*)\Z")
+FIRST = "first"
 
 
 @dataclass
@@ -44,8 +50,36 @@ class Ingested:
     cost_usd: float = 0.0
 
 
-def verdict_path(folder: Path, name: str) -> Path:
-    return Path(folder) / "verdicts" / f"{name}.json"
+def check_opinion(opinion: str) -> str:
+    """`opinion` when it names a verdict (`first`, `second-<k>`).
+
+    Raises:
+        ConfigError: It does not.
+    """
+    if not _OPINION.match(opinion):
+        raise ConfigError(f"no such verdict {opinion!r}: first, or second-1, second-2, ...")
+    return opinion
+
+
+def verdict_path(folder: Path, name: str, opinion: str = FIRST) -> Path:
+    """Where a packet's verdict is: `<name>.json`, or `<name>.<opinion>.json` for a second."""
+    suffix = "" if opinion == FIRST else f".{check_opinion(opinion)}"
+    return Path(folder) / "verdicts" / f"{name}{suffix}.json"
+
+
+def second_opinions(folder: Path, name: str, *, flat: bool = False) -> list[str]:
+    """The second opinions a packet has (`second-1`, `second-2`, ...), in order.
+
+    Args:
+        folder: The harness folder (its `verdicts/`), or with `flat` a folder of answers.
+        name: The packet's name.
+        flat: Look in `folder` itself.
+    """
+    where = Path(folder) if flat else Path(folder) / "verdicts"
+    found = [p.name.removeprefix(f"{name}.").removesuffix(".json")
+             for p in where.glob(f"{name}.second-*.json")]  # fmt: skip
+    valid = [o for o in found if _OPINION.match(o)]
+    return sorted(valid, key=lambda o: int(o.removeprefix("second-")))
 
 
 def check_verdict(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
@@ -81,26 +115,35 @@ def _schema(folder: Path, name: str) -> dict[str, Any]:
 
 
 def ingest_files(folder: Path, manifest: Manifest, source: Path) -> Ingested:
-    """Copy valid `<name>.json` answers from `source` into the folder's verdicts.
+    """Copy valid `<name>.json` answers (and `<name>.second-<k>.json` second opinions of
+    scoring packets) from `source` into the folder's verdicts.
 
     An answer that does not parse or match its packet's schema is reported, not copied.
     """
     done = Ingested()
     for run in manifest.runs:
         for request in run.requests:
-            path = Path(source) / f"{request.name}.json"
-            if not path.is_file():
+            first = Path(source) / f"{request.name}.json"
+            if first.is_file():
+                _ingest_one(folder, request.name, FIRST, first, done)
+            else:
                 done.missing.append(request.name)
+            if request.stage == "notes":
                 continue
-            data, error = check_verdict(
-                path.read_text(encoding="utf-8"), _schema(folder, request.name)
-            )
-            if data is None:
-                done.invalid.append((request.name, error or "invalid"))
-                continue
-            write_atomic(verdict_path(folder, request.name), json.dumps(data, indent=1) + "\n")
-            done.written.append(request.name)
+            for opinion in second_opinions(source, request.name, flat=True):
+                path = Path(source) / f"{request.name}.{opinion}.json"
+                _ingest_one(folder, request.name, opinion, path, done)
     return done
+
+
+def _ingest_one(folder: Path, name: str, opinion: str, path: Path, done: Ingested) -> None:
+    label = name if opinion == FIRST else f"{name}.{opinion}"
+    data, error = check_verdict(path.read_text(encoding="utf-8"), _schema(folder, name))
+    if data is None:
+        done.invalid.append((label, error or "invalid"))
+        return
+    write_atomic(verdict_path(folder, name, opinion), json.dumps(data, indent=1) + "\n")
+    done.written.append(label)
 
 
 def ingest_api(
@@ -158,13 +201,21 @@ def _answer_run(
         done.notes.append(f"{run.run_id}: chunk notes in; its final packet is written")
 
 
-def goal_label(folder: Path, run: RunEntry) -> tuple[dict[str, Any] | None, str | None]:
-    """The scoring verdict of a run: (reply, None), or (None, why there is none)."""
+def goal_label(
+    folder: Path, run: RunEntry, opinion: str = FIRST
+) -> tuple[dict[str, Any] | None, str | None]:
+    """A scoring verdict of a run: (reply, None), or (None, why there is none).
+
+    Args:
+        folder: The harness folder.
+        run: The run's manifest entry.
+        opinion: Which verdict: `first` (`<run>.json`) or `second-<k>`.
+    """
     final = next((q for q in run.requests if q.stage in ("score", "final")), None)
     if final is None:
         return None, "only chunk notes so far: its final packet is not written yet"
-    path = verdict_path(folder, final.name)
+    path = verdict_path(folder, final.name, opinion)
     if not path.is_file():
-        return None, "no verdict"
+        return None, "no verdict" if opinion == FIRST else f"no {opinion} verdict"
     data, error = check_verdict(path.read_text(encoding="utf-8"), _schema(folder, final.name))
     return data, error

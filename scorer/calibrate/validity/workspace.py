@@ -6,9 +6,10 @@
     <dir>/requests/<name>.json    the exact Messages API params of each packet
     <dir>/heuristic/<run>.json    the heuristic judge's scorecard of the same session
     <dir>/verdicts/<name>.json    answers: the reply JSON the packet's schema asks for
+    <dir>/verdicts/<name>.second-<k>.json   second opinions on the same packet, if any
 
-It lives outside the repository (default `/work/validity/<label>`): packets are derived
-from the shared data, which is not ours to commit.
+It lives outside the repository (a folder the user names: packets are derived from the
+shared data, which is not ours to commit).
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ class RunEntry(BaseModel):
     session_id: str
     agent_backend: str
     """The agent's model as the session shows it (`SessionInfo.agent_model`)."""
+    backend: str | None = None
+    """The data folder of the agent model that ran it (`BenchRun.backend`); None in
+    manifests written before there were two backends."""
     n_chunks: int
     requests: list[RequestEntry]
 
@@ -173,6 +177,7 @@ def _write_run(
         side=run.side,
         session_id=prepared.session.session_id,
         agent_backend=info.agent_model or "unknown",
+        backend=run.backend,
         n_chunks=n_chunks,
         requests=entries,
     )
@@ -188,3 +193,47 @@ def request_params(folder: Path, name: str) -> dict[str, Any]:
         (Path(folder) / "requests" / f"{name}.json").read_text(encoding="utf-8")
     )
     return data
+
+
+class PacketSizes(BaseModel):
+    """How big the packets of one split and backend are (what a reviewer reads)."""
+
+    side: str
+    backend: str
+    runs: int
+    packets: int
+    chars: list[int]
+    """Characters of each packet file."""
+    chunks: dict[int, int]
+    """Chunks per run → how many runs have that many."""
+
+
+def packet_sizes(folder: Path, manifest: Manifest) -> list[PacketSizes]:
+    """Per split and backend (then per split, all backends): packets and their sizes."""
+    groups: dict[tuple[str, str], list[RunEntry]] = {}
+    for entry in manifest.runs:
+        for backend in (entry.backend or "unknown", "all backends"):
+            groups.setdefault((entry.side, backend), []).append(entry)
+    out = []
+    for (side, backend), entries in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], kv[0][1] == "all backends", kv[0][1])
+    ):
+        chars = [
+            len((Path(folder) / q.packet).read_text(encoding="utf-8"))
+            for e in entries
+            for q in e.requests
+        ]
+        chunks: dict[int, int] = {}
+        for e in entries:
+            chunks[e.n_chunks] = chunks.get(e.n_chunks, 0) + 1
+        out.append(
+            PacketSizes(
+                side=side,
+                backend=backend,
+                runs=len(entries),
+                packets=len(chars),
+                chars=chars,
+                chunks=dict(sorted(chunks.items())),
+            )
+        )
+    return out

@@ -309,7 +309,7 @@ class HookBatches:
             copy = snapshot(Path(row["transcript"]), folder)
             session = load_as(copy, sid)
             session.origin = row["transcript"]
-            prepared, fingerprint = run.prepare(session)
+            prepared, fingerprint = run.prepare(session, copy)
             estimate = run.estimate(prepared)
         except EmptySessionError as exc:
             queue.give_up(sid, run.identity, "skipped", str(exc))

@@ -4,10 +4,15 @@ at a time, on a backfill ledger of its own (run key: `hook: batch` and the ident
 Nothing here is a second batch client: the requests, the intents before `create`, the
 adoption after a kill, the polling, the repairs and the second opinions are
 `jobs.batches` and `jobs.batch_intents`, with the same judge the direct hook builds.
+
+The workspace's final state (`live.final_state`) is read when a session is sent and kept
+beside its copy (`final_state.json`): the collection, maybe hours later, prepares the
+same events the judge saw, not the workspace as it is by then.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -17,6 +22,7 @@ from scorer.jobs.step import JudgingStep
 if TYPE_CHECKING:
     from scorer.jobs.run_state import SessionResult
     from scorer.judge.anthropic import AnthropicJudge
+    from scorer.live.final_state import FinalStateOptions
     from scorer.models import Scorecard, Session
     from scorer.prepare import Prepared
 
@@ -32,6 +38,12 @@ class BatchEnv(Protocol):
     def effort(self) -> str | None: ...
     @property
     def fallback_model(self) -> str | None: ...
+    @property
+    def final_state(self) -> FinalStateOptions | None: ...
+
+
+FINAL_STATE = "final_state.json"
+"""Beside a sent session's copy: the final-state events it was sent with."""
 
 
 def load_as(path: Path, session_id: str | None) -> Session:
@@ -88,7 +100,7 @@ class HookBatchRun:
         from scorer.sinks.store import ScoreStore
 
         settings = run_settings()
-        self.identity = identity
+        self.identity, self.final_state = identity, env.final_state
         self.model = identity.split("|")[1]
         judge = judge_from_settings(
             "llm", settings, model=self.model, effort=env.effort,
@@ -109,6 +121,7 @@ class HookBatchRun:
         services.batch_judge = self.judge
         services.chunking = PrepOptions.from_settings(settings)
         services.batch_poll = settings.batch_poll_seconds
+        services.batch_adopt = settings.batch_adopt_seconds
         opts = BackfillOptions(
             judge="llm", batch_api=True, rescore=True, concurrency=1, model=self.model,
             effort=env.effort, fallback_model=env.fallback_model,
@@ -126,17 +139,33 @@ class HookBatchRun:
         return SessionRef(sid, "claude-code", origin=str(copy))
 
     def _load(self, ref: SessionRef) -> Session:
-        """The copy, described as the real transcript (`meta.origin`, the title's path)."""
-        session = load_as(Path(ref.origin or ""), ref.session_id)
+        """The copy, described as the real transcript (`meta.origin`, the title's path),
+        with the final state it was sent with."""
+        copy = Path(ref.origin or "")
+        session = load_as(copy, ref.session_id)
         session.origin = self.origins.get(ref.session_id, session.origin)
-        return session
+        return _thaw(session, copy.parent / FINAL_STATE)
 
-    def prepare(self, session: Session) -> tuple[Prepared, str]:
-        """The session prepared as the batch will send it, and its work fingerprint."""
+    def prepare(self, session: Session, copy: Path) -> tuple[Prepared, str]:
+        """The session prepared as the batch will send it, with the workspace's final
+        state read now and kept beside its `copy`; and its work fingerprint."""
         from scorer.prepare.own_output import work_fingerprint
 
-        fingerprint = work_fingerprint(session)
+        fingerprint = work_fingerprint(session)  # the work only, not the final state
+        session = self._freeze(session, copy.parent / FINAL_STATE)
         return self.ctx.services.chunking.run(session), fingerprint
+
+    def _freeze(self, session: Session, path: Path) -> Session:
+        from scorer.live.final_state import add_final_state
+
+        read = add_final_state(session, self.final_state)
+        added = read.events[len(session.events) :]
+        frozen = {
+            "summary": read.extra.get("final_state"),
+            "events": [e.model_dump(mode="json") for e in added],
+        }
+        path.write_text(json.dumps(frozen), encoding="utf-8")
+        return read
 
     def estimate(self, prepared: Prepared) -> float:
         """USD the batch will charge for it (batch prices; second opinions go direct)."""
@@ -185,3 +214,18 @@ class HookBatchRun:
     def close(self) -> None:
         self.ledger.close()
         self.store.close()
+
+
+def _thaw(session: Session, path: Path) -> Session:
+    """`session` with the final state frozen at `path` when it was sent (if any)."""
+    from scorer.models import Event
+
+    try:
+        frozen = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return session
+    if frozen["summary"] is None:
+        return session
+    events = [Event.model_validate(e) for e in frozen["events"]]
+    extra = {**session.extra, "final_state": frozen["summary"]}
+    return session.model_copy(update={"events": [*session.events, *events], "extra": extra})

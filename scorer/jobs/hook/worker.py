@@ -29,6 +29,7 @@ from scorer.jobs.hook.request import HookRequest
 
 if TYPE_CHECKING:
     from scorer.jobs.hook.batch import HookBatches
+    from scorer.live.final_state import FinalStateOptions
     from scorer.models import Scorecard, Session
     from scorer.prepare import Prepared
     from scorer.settings import Settings
@@ -54,10 +55,13 @@ class HookEnv:
     fallback_model: str | None = None
     claude_found: bool = False
     """`claude` (or `SCORER_CLAUDE_BIN`) is there: the LLM judge can run on its login."""
+    final_state: FinalStateOptions | None = None
+    """Read the workspace's final state (`SCORER_FINAL_STATE`); None: not read."""
 
     @classmethod
     def from_settings(cls, s: Settings) -> HookEnv:
         from scorer.judge.claude_code import find_claude
+        from scorer.live.final_state import FinalStateOptions
 
         return cls(
             store_path=s.store_path,
@@ -68,6 +72,7 @@ class HookEnv:
             model=s.model,
             effort=s.effort,
             fallback_model=s.fallback_model or None,
+            final_state=FinalStateOptions.from_settings(s),
         )
 
 
@@ -349,6 +354,7 @@ class HookJob:
         session: Session | None,
     ) -> Outcome:
         from scorer.jobs.setup import run_settings
+        from scorer.live.final_state import add_final_state
         from scorer.prepare import PrepOptions
 
         session = session or self._load(path, session_id)
@@ -361,6 +367,7 @@ class HookJob:
                 return Outcome("skipped", why, session_id)
             if self.batch_mode:  # judged with the queue's next Message Batch
                 return Outcome("queued", "waiting for a Message Batch", session_id)
+        session = add_final_state(session, self.env.final_state)  # after the work's fingerprint
         prepared = PrepOptions.from_settings(run_settings()).run(session)
         if self.kind == "llm" and self.enforce:
             estimate = self._estimate(prepared)

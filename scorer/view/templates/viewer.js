@@ -35,6 +35,19 @@
   const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
   // A token that must never break across lines (an id, a hash, a date, a price).
   const tok = (text) => el("span", { cls: "tok", text });
+  // A long name without spaces (a model id, a project folder) that breaks after its
+  // separators: `openai/app-dsw4xd-1757654301803448727` wraps instead of widening a column.
+  // A part of one or two characters stays with the one before (`opus-4-6`, never `4-` `6`),
+  // and parts up to 12 characters are never broken; a longer one may be, where it must.
+  function breakable(text, cls) {
+    const parts = [];
+    for (const part of String(text).split(/(?<=[/\-_.:@])/)) {
+      if (parts.length && part.replace(/[/\-_.:@]$/, "").length <= 2) parts[parts.length - 1] += part;
+      else parts.push(part);
+    }
+    const piece = (part) => (part.length <= 12 ? el("span", { cls: "nb", text: part }) : part);
+    return el("span", { cls, title: text }, ...parts.flatMap((part, i) => (i ? [el("wbr"), piece(part)] : [piece(part)])));
+  }
   // Judge prose: escaped `\n` and the timeline's `⏎` (a flattened newline) become line breaks.
   const prose = (text) => (text || "").replace(/\\n/g, "\n").replace(/ ?⏎ ?/g, "\n");
   function colour(norm) {   // red (0) → amber → green (1)
@@ -176,11 +189,11 @@
     box.checked = state.sel.includes(String(r.run_id));
     tr.append(
       el("td", { cls: "sel" }, box),
-      el("td", { cls: "title" }, el("a", { href, text: titleOf(r), title: c.session_id }), el("div", { cls: "muted line", title: [c.session.project, c.session.agent_model].filter(Boolean).join(" · ") }, tok(c.session_id.slice(0, 8)),
-        el("span", { cls: "narrow-only", text: [c.session.project, c.session.agent_model].filter(Boolean).map((x) => " · " + x).join("") }))),
+      el("td", { cls: "title" }, el("a", { href, text: titleOf(r), title: c.session_id }), el("div", { cls: "muted line" }, tok(c.session_id.slice(0, 8)),
+        el("span", { cls: "narrow-only" }, ...[[c.session.project, "project"], [c.session.agent_model, "agent"]].filter(([x]) => x).flatMap(([x, cls]) => [" · ", breakable(x, cls)])))),
       el("td", { cls: "when" }, tok(day(startOf(r)).slice(0, 10)), " ", tok(day(startOf(r)).slice(11))),
-      el("td", { cls: "wide nw", text: c.session.project || "–" }),
-      el("td", { cls: "wide nw", text: c.session.agent_model || "–", title: (c.session.agent_models || []).join(", ") }),
+      el("td", { cls: "wide project" }, c.session.project ? breakable(c.session.project) : "–"),
+      el("td", { cls: "wide agent", title: (c.session.agent_models || []).join(", ") }, c.session.agent_model ? breakable(c.session.agent_model) : "–"),
       el("td", { cls: "wide nw", text: c.source }),
       el("td", { cls: "wide nw", text: c.judge, title: c.model || "" }),
     );
@@ -459,20 +472,31 @@
   const compare = window.ScorerCompare({ el, fmt, day, colour, scoreText, titleOf, dims, evidenceItem, prose, tok, indexParams, overall: OVERALL });
   let cohortPicker = null;
   function show(view) {
-    for (const id of ["index", "session", "compare-view", "trends"]) $(id).classList.toggle("hidden", id !== view);
+    for (const id of ["index", "session", "compare-view", "missing", "trends"]) $(id).classList.toggle("hidden", id !== view);
     const tab = view === "trends" ? "trends" : "index";
     for (const a of document.querySelectorAll("header.top a[data-view]")) a.classList.toggle("on", a.dataset.view === tab);
   }
+  // A link to a run this file does not hold (scored since, filtered out, mistyped) says so
+  // rather than showing the index as if it had been followed.
+  function missing(ids, path) {
+    current = null;
+    const what = !ids ? `There is no page #${path} in this file` : ids.length === 1 ? `There is no run ${ids[0]} in this file` : `There are no runs ${ids.join(" and ")} in this file`;
+    $("missing-what").textContent = what;
+    show("missing");
+    window.scrollTo(0, 0);
+  }
   function route() {
     const { path, params } = parseHash();
-    let m = path.match(/^\/run\/(\d+)(?:\/e\/(\d+))?$/);
+    let m = path.match(/^\/run\/([^/]+)(?:\/e\/(\d+))?$/);
     if (m && byId.has(m[1])) {
       show("session");
       return showRun(byId.get(m[1]), m[2] === undefined ? null : Number(m[2]), params);
     }
+    if (m) return missing([m[1]]);
     current = null;
-    m = path.match(/^\/compare\/(\d+)\/(\d+)$/);
-    if (m && byId.has(m[1]) && byId.has(m[2])) {
+    m = path.match(/^\/compare\/([^/]+)\/([^/]+)$/);
+    if (m && [m[1], m[2]].some((id) => !byId.has(id))) return missing([m[1], m[2]].filter((id) => !byId.has(id)));
+    if (m) {
       $("compare-view").replaceChildren(el("p", {}, el("a", { href: lastIndex, text: "← all sessions" })), compare.runs(byId.get(m[1]), byId.get(m[2])));
       show("compare-view");
       window.scrollTo(0, 0);
@@ -486,6 +510,7 @@
       return;
     }
     if (path === "/trends") { show("trends"); return; }
+    if (path !== "/" && path !== "") return missing(null, path);
     show("index");
     applyParams(params);
     state.shown = PAGE;

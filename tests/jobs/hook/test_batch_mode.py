@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from scorer.jobs.estimate import estimate_prepared
 from scorer.jobs.hook.batch import FOLDER, HookBatches
 from scorer.jobs.hook.batch_run import load_as
 from scorer.jobs.hook.ledger import HookLedger
@@ -24,6 +25,8 @@ from scorer.jobs.hook.request import HookRequest
 from scorer.jobs.hook.worker import HookEnv, HookJob
 from scorer.jobs.ledger import Ledger
 from scorer.jobs.setup import run_settings
+from scorer.judge.anthropic import AnthropicJudge
+from scorer.judge.config import JudgeConfig
 from scorer.prepare import PrepOptions
 from scorer.prepare.own_output import work_fingerprint
 from scorer.settings import get_settings
@@ -279,11 +282,14 @@ def test_the_daily_cap_counts_batch_prices(server, sessions, clean_env):
     a, b, c = list(sessions)
     direct = job(sessions[a], "direct", clean_env, HookPolicy(daily_cost_cap=9)).run()
     assert direct.state == "scored" and direct.card.backend == "api"
-    estimate = job(sessions[a], "x", clean_env)._estimate  # the direct path's estimate
-    full = estimate(PrepOptions.from_settings(run_settings()).run(load_as(sessions[a], "x")))
+    judge = AnthropicJudge(None, JudgeConfig.from_settings(run_settings()), verify_tokens=False)
+    prepared = PrepOptions.from_settings(run_settings()).run(load_as(sessions[a], "x"))
+    full = estimate_prepared(prepared, judge, exact=False).cost_usd  # what the hook reserves
+    half = estimate_prepared(prepared, judge, batch=True, exact=False).cost_usd
+    assert half < full  # (the expected second opinions are direct: at the full price)
     spent = direct.card.cost_usd
-    # Room for the session at half price, not at full price: the direct path caps it...
-    cap = spent + 0.75 * full
+    # Room for the session at batch prices, not at full price: the direct path caps it...
+    cap = spent + (full + half) / 2
     capped = job(sessions[a], "d2", clean_env, HookPolicy(daily_cost_cap=cap)).run()
     assert capped.state == "capped"
     # ...and the batch sends it, then caps the next one (the first one's reservation holds).
@@ -292,7 +298,7 @@ def test_the_daily_cap_counts_batch_prices(server, sessions, clean_env):
     job(sessions[a], "copy-of-a", clean_env, policy).run()
     ledger = rows()
     assert ledger[a]["state"] == "submitted"
-    assert ledger[a]["reserved_usd"] == pytest.approx(full / 2, rel=0.01)
+    assert ledger[a]["reserved_usd"] == pytest.approx(half)
     assert ledger["copy-of-a"]["state"] == "capped" and ledger["copy-of-a"]["retry"] == 1
     HookBatches(policy, env(clean_env)).round()
     with ScoreStore() as store:
@@ -378,3 +384,20 @@ def test_a_chunked_session_takes_two_batches_over_two_rounds(server, clean_env, 
     assert (collected.state, collected.batch_id) == ("scored", "msgbatch_0002")
     assert collected.card.meta["batch"]["ids"] == ["msgbatch_0001", "msgbatch_0002"]
     assert server.batch_creates == 2 and server.calls == 0
+
+
+def test_the_final_state_is_read_when_sent_and_kept_for_the_collection(server, clean_env, tmp_path):
+    """The judge sees the workspace as it was when the batch went out; collected later,
+    the card's timeline holds those very events, not the workspace as it is by then."""
+    from tests.jobs.hook.test_worker_final_state import _final, _work
+
+    repo, path = _work(tmp_path)
+    job(path, "fs", clean_env, batch_policy(batch_size=1)).run()
+    (request,) = requests_of(server, "msgbatch_0001")
+    assert "FINAL STATE (observed by session-scorer" in str(request["params"]["messages"])
+    (repo / "app.py").write_text("print('changed later')\n")  # the user kept working
+    (collected,) = HookBatches(batch_policy(), env(clean_env)).round()
+    card = collected.card
+    head = _final(card)[0]
+    assert "git status: clean" in head  # as sent, not the modified app.py of now
+    assert card.meta["final_state"]["events"] == [9, 12] and card.session.n_events == 12

@@ -1,7 +1,7 @@
 """The redaction engine: which rules a text needs, applying them, and walking JSON values.
 
 Every secret found is replaced by `[REDACTED:<kind>]` and counted by kind. The formats
-live in `secret_rules.py`; each has literal triggers, and one Aho-Corasick automaton finds
+live in `rules.py`; each has literal triggers, and one Aho-Corasick automaton finds
 which triggers occur in a text in a single pass, so a 27 MB transcript is scanned only by
 the rules whose trigger text actually occurs. `redact.py` applies this to whole sessions.
 """
@@ -17,7 +17,7 @@ from typing import Any
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
 
 from scorer.models import Event, Session
-from scorer.prepare.secret_base import (
+from scorer.prepare.secrets.base import (
     SECRET_NAME,
     Found,
     SecretRule,
@@ -25,9 +25,9 @@ from scorer.prepare.secret_base import (
     not_a_value,
     note,
 )
-from scorer.prepare.secret_entropy import ENTROPY_RULE, redact_in_context, register_inner_check
-from scorer.prepare.secret_rules import RULES
-from scorer.prepare.secret_spread import spread_within
+from scorer.prepare.secrets.entropy import ENTROPY_RULE, redact_in_context, register_inner_check
+from scorer.prepare.secrets.rules import RULES
+from scorer.prepare.secrets.spread import spread_within
 
 
 def marker(kind: str) -> str:

@@ -5,7 +5,7 @@ of vendor secret formats; its rules are rewritten here for Python's `re` with ou
 boundaries (`B` after the first literal character, so `re` keeps its fast literal scan)
 and each gets the literal triggers the one-pass prefilter needs. Rules that gitleaks
 writes as "keyword near a random string" are covered by our structure and entropy layers
-instead (`secret_structure.py`, `secret_entropy.py`). Why gitleaks' formats rather than
+instead (`structure.py`, `entropy.py`). Why gitleaks' formats rather than
 detect-secrets' plugins: docs/security.md (measured recall, speed, false positives).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from scorer.prepare.secret_base import B, E, SecretRule, prefixed, valued
+from scorer.prepare.secrets.base import B, E, SecretRule, prefixed, valued
 
 _A = "A-Za-z0-9"
 _U = r"A-Za-z0-9_\-"  # URL-safe base64

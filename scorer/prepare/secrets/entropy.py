@@ -9,7 +9,7 @@ context; how long it must be depends on how close the context is:
   characters after a secret-ish word (on its line or the lines below: `Your
   password:\\n\\n<token>`), or anywhere on the line of one (`<token>  # the aws secret`);
 - 12+ characters that look generated (upper and lower case and digits, not words:
-  `secret_base.looks_generated`) within 48 characters after the word on its line
+  `base.looks_generated`) within 48 characters after the word on its line
   (`the admin login is admin / <pw>`, `psk="<pw>"`);
 - either, anywhere in the first 4,000 characters of a command's output when the command
   itself names a secret (`op read op://…/password`, `kubectl get secret … | base64 -d`)
@@ -42,7 +42,7 @@ from collections.abc import Callable
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
 
-from scorer.prepare.secret_base import (
+from scorer.prepare.secrets.base import (
     SECRET_PREFIXES,
     SecretRule,
     find_all_hits,
@@ -250,7 +250,7 @@ _B64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _USER_PASS = re.compile(r"[\w.@+-]{1,64}:[^\s:]{4,256}")
 Checker = Callable[[str], bool]
 _inner: list[Checker] = []
-"""The full rule set's "does this text hold a secret" (set by `secret_scan.py`: no cycle)."""
+"""The full rule set's "does this text hold a secret" (set by `scan.py`: no cycle)."""
 
 
 def register_inner_check(check: Checker) -> None:

@@ -1,7 +1,7 @@
 """A secret's name, then its value, in the syntaxes the assignment rules do not read.
 
-`NAME=value`, `name: value`, `--flag value` and JSON keys are read by `secret_rules.py` and
-`secret_structure.py`. These rules read the rest, each written for a syntax, never for a
+`NAME=value`, `name: value`, `--flag value` and JSON keys are read by `rules.py` and
+`structure.py`. These rules read the rest, each written for a syntax, never for a
 vendor or a tool:
 
 - XML: an element named like a secret (`<password>X</password>`, `<ns:apiKey>X</…>`) and
@@ -20,7 +20,7 @@ vendor or a tool:
 - prose (`the password is X`, `API key: X`, `login is admin / X`).
 
 A value is taken only when it is not obviously something else (a placeholder, a
-variable, a path, a file name, a plain word: `secret_base.not_a_value` and
+variable, a path, a file name, a plain word: `base.not_a_value` and
 `credential_like`).
 """
 
@@ -31,7 +31,7 @@ from collections import Counter
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from scorer.prepare.secret_base import (
+from scorer.prepare.secrets.base import (
     SECRET_NAME,
     SecretRule,
     find_all_hits,
@@ -41,7 +41,7 @@ from scorer.prepare.secret_base import (
     plain_parts,
 )
 
-# Words that make a name secret (`SECRET_NAME` in `secret_base.py` decides on whole names).
+# Words that make a name secret (`SECRET_NAME` in `base.py` decides on whole names).
 _WORDS = (
     r"(?:[Ss]ecret|SECRET|[Tt]oken|TOKEN|[Pp]assw(?:or)?d|PASSW(?:OR)?D|[Pp]ass(?:phrase|code"
     r"|key)|PASS(?:PHRASE|CODE|KEY)|[Aa]pi[_-]?[Kk]ey|API[_-]?KEY|[Pp]sk|PSK|[Cc]redentials?"

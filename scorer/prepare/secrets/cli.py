@@ -8,7 +8,7 @@ Written from the tools' documentation after the held-out set v1 showed short fla
 
 from __future__ import annotations
 
-from scorer.prepare.secret_base import SecretRule, valued
+from scorer.prepare.secrets.base import SecretRule, valued
 
 _VALUE = r"(?P<q>[\"'])?(?P<value>(?(q)[^\"'\r\n]{1,1024}|[^\s\"'\\;&|)]{1,256}))"
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from scorer.prepare.secret_base import (
+from scorer.prepare.secrets.base import (
     NAME_TAIL,
     SECRET_PREFIXES,
     SecretRule,
@@ -34,12 +34,12 @@ from scorer.prepare.secret_base import (
     prefixed,
     valued,
 )
-from scorer.prepare.secret_base import B as TOKEN_START
-from scorer.prepare.secret_base import E as TOKEN_END
-from scorer.prepare.secret_entropy import ENCODED_RULE, ENTROPY_RULE
-from scorer.prepare.secret_names import NAME_RULES
-from scorer.prepare.secret_structure import STRUCTURE_RULES
-from scorer.prepare.secret_vendors import VENDOR_RULES
+from scorer.prepare.secrets.base import B as TOKEN_START
+from scorer.prepare.secrets.base import E as TOKEN_END
+from scorer.prepare.secrets.entropy import ENCODED_RULE, ENTROPY_RULE
+from scorer.prepare.secrets.names import NAME_RULES
+from scorer.prepare.secrets.structure import STRUCTURE_RULES
+from scorer.prepare.secrets.vendors import VENDOR_RULES
 
 _B, _E = TOKEN_START, TOKEN_END
 

@@ -1,7 +1,7 @@
 """Secrets found by where they sit, not by what they look like.
 
 A value is secret when its name says so, in whatever syntax it is written: `NAME=value`
-and `name: value` (the generic assignment rule in `secret_rules.py`), a name and a value
+and `name: value` (the generic assignment rule in `rules.py`), a name and a value
 separated by spaces at the start of a config line (`.netrc`'s `password X`, `redis.conf`'s
 `requirepass X`), a command-line flag and its argument (`--api-key X`, `-deststorepass X`,
 `-passout pass:X`), a line of a credentials file (`.pgpass`, PuTTY `.ppk`, the `data:` of
@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from scorer.prepare.secret_base import SecretRule, not_a_value, prefixed, valued
-from scorer.prepare.secret_cli import CLI_RULES
+from scorer.prepare.secrets.base import SecretRule, not_a_value, prefixed, valued
+from scorer.prepare.secrets.cli import CLI_RULES
 
 # The words that make a name secret, as a regex fragment (no capture groups).
 SECRET_WORDS = (

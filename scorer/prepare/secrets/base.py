@@ -2,7 +2,7 @@
 what was redacted (`Found`), the test for values that are obviously not secrets
 (placeholders, numbers, code identifiers) and the test for values that look generated.
 
-See `secret_rules.py` for the rules themselves and the reasons behind the guards.
+See `rules.py` for the rules themselves and the reasons behind the guards.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 class Found(Counter[str]):
     """Redactions counted by kind, and each redacted value with its kind (so a value found
-    in one place can be redacted wherever else it occurs: `secret_spread.py`)."""
+    in one place can be redacted wherever else it occurs: `spread.py`)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -105,7 +105,7 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 
 def not_a_value(value: str, *, quoted: bool, name: str) -> bool:
-    """True when an assignment's value is obviously not a secret (see `secret_rules`)."""
+    """True when an assignment's value is obviously not a secret (see `rules`)."""
     v = value.strip().strip("`")
     if not v or "[REDACTED" in v or v.lower() in _WORDS:
         return True

@@ -19,7 +19,7 @@ from collections import Counter
 
 from ahocorasick_rs import AhoCorasick, Implementation, MatchKind
 
-from scorer.prepare.secret_base import encodable, find_all_hits, note, wordy
+from scorer.prepare.secrets.base import encodable, find_all_hits, note, wordy
 
 _MIN_LEN = 8
 
