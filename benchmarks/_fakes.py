@@ -36,6 +36,7 @@ def scoring_payload() -> dict[str, Any]:
         "requirements": [
             {
                 "requirement": "fix the bug",
+                "core": True,
                 "evidence": [{"event": 1, "quote": "quote 1"}],
                 "status": "met",
             }

@@ -237,7 +237,9 @@ def _report(outcome: Outcome, job: HookJob, *, as_json: bool, full: bool) -> Non
         from scorer.sinks.store import ScoreStore
 
         with ScoreStore(job.env.store_path) as store:
-            card = store.latest(outcome.session_id, judge=job.kind, model=job.model)
+            card = store.latest(
+                outcome.session_id, judge=job.kind, model=job.model, collection="production"
+            )
     if as_json:
         sys.stdout.write(json.dumps(outcome_payload(outcome, card), default=str) + "\n")
     else:

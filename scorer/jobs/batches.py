@@ -63,6 +63,8 @@ from scorer.jobs.run_state import (
     failure_trace,
     is_verdict,
     ledger_gate,
+    release_lease,
+    take_lease,
 )
 from scorer.judge.base import BatchJudge
 from scorer.judge.client import ContextWindowExceeded
@@ -160,6 +162,7 @@ class BatchRun:
     def _done(self, sid: str, result: SessionResult) -> None:
         self.results[sid] = result
         self.pending.pop(sid, None)
+        release_lease(self.ctx, sid)
         self.on_result(result)
 
     # --- phase 0: which sessions, prepared ------------------------------------------
@@ -167,8 +170,11 @@ class BatchRun:
     def _start(self, ref: SessionRef) -> SessionResult | Pending:
         """Mirror of `backfill.process` up to the judge call; resumes in-flight sessions."""
         ctx, sid = self.ctx, ref.session_id
-        row = ctx.ledger.get(sid) or {}
-        state = row.get("state", "discovered")
+        settled = ledger_gate(ctx, ctx.ledger.get(sid) or {}, sid) or take_lease(ctx, sid)
+        if settled is not None:
+            return settled
+        row = ctx.ledger.get(sid) or {}  # as it is now that the session is ours (`_done`
+        state = row.get("state", "discovered")  # gives the lease back)
         settled = ledger_gate(ctx, row, sid)
         if settled is not None:
             return settled
@@ -473,8 +479,20 @@ def run_batches(
     *,
     on_result: Callable[[SessionResult], None] = lambda r: None,
 ) -> list[SessionResult]:
-    """Score `refs` through Message Batches (see the module docstring)."""
-    return BatchRun(ctx, on_result=on_result).run(refs)
+    """Score `refs` through Message Batches (see the module docstring). Ctrl-C returns what
+    is done, with `ctx.interrupted` set: the rest is `not_started`, its batches kept."""
+    batch = BatchRun(ctx, on_result=on_result)
+    try:
+        return batch.run(refs)
+    except KeyboardInterrupt:
+        ctx.stop.set()
+        ctx.interrupted = True
+    waiting = "stopped; a batch holding it keeps running at Anthropic and the next run collects it"
+    return [
+        batch.results.get(r.session_id)
+        or SessionResult(session_id=r.session_id, outcome="not_started", reason=waiting)
+        for r in refs
+    ]
 
 
 def _sleep(seconds: float) -> None:

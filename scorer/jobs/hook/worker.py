@@ -309,7 +309,7 @@ class HookJob:
         try:
             if unreadable is not None:
                 raise unreadable
-            outcome = self._score(ledger, identity, session_id, path, session)
+            outcome = self._leased(ledger, identity, session_id, path, session)
         except EmptySessionError as exc:  # opened and closed without a prompt: nothing to do
             close("skipped", str(exc))
             return Outcome("skipped", str(exc), session_id), False
@@ -326,7 +326,7 @@ class HookJob:
             raise
         cost = outcome.card.cost_usd if outcome.card is not None else 0.0
         newer = close(
-            cast(State, outcome.state),
+            "skipped" if outcome.state == "busy" else cast(State, outcome.state),
             outcome.reason or None,
             retry=outcome.state == "capped",
             cost_usd=cost,
@@ -335,6 +335,25 @@ class HookJob:
             log.info("%s: the transcript grew while it was judged; scoring it again", session_id)
             return outcome, True
         return outcome, False
+
+    def _leased(
+        self,
+        ledger: HookLedger,
+        identity: str,
+        session_id: str,
+        path: Path,
+        session: Session | None,
+    ) -> Outcome:
+        """`_score` under the session's lease in the store (`jobs.session_leases`): a
+        backfill or calibration of the same store that is scoring the session keeps it,
+        and this job skips it ("being scored by process N") instead of paying again."""
+        from scorer.jobs.session_leases import SessionLeases
+
+        with SessionLeases(self.env.store_path, "scorer hook") as leases:
+            holder = leases.take(session_id)
+            if holder is not None:
+                return Outcome("busy", holder.text(), session_id)
+            return self._score(ledger, identity, session_id, path, session)
 
     def _load(self, path: Path, session_id: str | None) -> Session:
         from scorer.sources import resolve_file
