@@ -242,7 +242,7 @@ class HookBatches:
             run = self._run(identity)
             refs = [run.ref(r, self._copy(r)) for r in rows]
             run.resume(refs)
-            out += self._settle(queue, run, refs, run.run(refs))
+            out += self._settle(queue, run, refs, run.run(refs), sending=False)
         return out
 
     def _settle(
@@ -251,13 +251,21 @@ class HookBatches:
         run: HookBatchRun,
         refs: list[SessionRef],
         results: list[SessionResult],
+        *,
+        sending: bool,
     ) -> list[Collected]:
-        """Close every session whose result came; record the batch of the others."""
+        """Close every session whose result came; record the batch of the others.
+
+        A session another process holds (`busy`: a backfill judging it) is `skipped` when
+        it was about to be sent, as the direct hook does; one already in a batch waits.
+        """
         done = {r.session_id: r for r in results}
         out: list[Collected] = []
         for ref in refs:
             sid, row = ref.session_id, run.ledger.get(ref.session_id) or {}
             result = done.get(sid)
+            if result is not None and result.outcome == "busy" and not sending:
+                result = None
             if result is None:  # still in its batch
                 if row.get("batch_id"):
                     queue.in_batch(sid, run.identity, row["batch_id"])
@@ -294,7 +302,7 @@ class HookBatches:
             run = self._run(identity)
             refs = [ref for row in rows if (ref := self._stage(queue, run, row)) is not None]
             if refs:
-                self._settle(queue, run, refs, run.run(refs))
+                self._settle(queue, run, refs, run.run(refs), sending=True)
 
     def _stage(
         self, queue: BatchQueue, run: HookBatchRun, row: dict[str, Any]
@@ -369,6 +377,8 @@ def _verdict(result: SessionResult, row: dict[str, Any]) -> tuple[str, str, floa
         return "scored", result.reason or "", cost
     if result.outcome == "unscored":
         return "unscored", result.reason or "", cost
+    if result.outcome == "busy":
+        return "skipped", result.reason or "", cost
     return "failed", result.reason or result.outcome, cost
 
 

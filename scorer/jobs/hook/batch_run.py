@@ -92,6 +92,7 @@ class HookBatchRun:
         from scorer.jobs.ledger import Ledger, run_key
         from scorer.jobs.run_state import BackfillOptions, Context, Services
         from scorer.jobs.score import judge_from_settings
+        from scorer.jobs.session_leases import SessionLeases
         from scorer.jobs.setup import run_settings
         from scorer.jobs.step import Budget
         from scorer.judge.rubric import default_rubric
@@ -130,6 +131,9 @@ class HookBatchRun:
             opts, services, self.ledger, Budget(), self.model, default_rubric().version
         )
         self.step = self.ctx.step = _Step()
+        # One writer per session: a backfill or calibration judging it keeps it. The
+        # leases go back when the round ends (`close`): a batch outlives the process.
+        self.leases = self.ctx.leases = SessionLeases(env.store_path, "scorer hook")
 
     def ref(self, row: dict[str, Any], copy: Path) -> SessionRef:
         """The batch ref of a hook ledger row whose transcript was copied to `copy`."""
@@ -212,6 +216,7 @@ class HookBatchRun:
         return card or self.store.latest(session_id, judge="llm", model=self.model)
 
     def close(self) -> None:
+        self.leases.close()
         self.ledger.close()
         self.store.close()
 

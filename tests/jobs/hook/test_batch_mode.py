@@ -401,3 +401,21 @@ def test_the_final_state_is_read_when_sent_and_kept_for_the_collection(server, c
     head = _final(card)[0]
     assert "git status: clean" in head  # as sent, not the modified app.py of now
     assert card.meta["final_state"]["events"] == [9, 12] and card.session.n_events == 12
+
+
+def test_a_session_another_writer_holds_is_not_sent_and_leases_end_with_the_round(
+    server, sessions, clean_env
+):
+    from scorer.jobs.session_leases import SessionLeases
+
+    a, b = list(sessions)[:2]
+    policy = batch_policy(batch_size=2)
+    job(sessions[a], a, clean_env, policy).run()
+    with SessionLeases(get_settings().store_path, "score-backfill") as backfill:
+        assert backfill.take(a) is None  # a backfill is judging it right now
+        job(sessions[b], b, clean_env, policy).run()
+    assert (rows()[a]["state"], rows()[b]["state"]) == ("skipped", "submitted")
+    assert rows()[a]["reason"].startswith("being scored by process")
+    assert len(requests_of(server, "msgbatch_0001")) == 1  # not paid for twice
+    with HookLedger(get_settings().store_path) as ledger:  # nobody holds b: it is at Anthropic
+        assert ledger.select("SELECT * FROM session_leases") == []
