@@ -11,6 +11,8 @@ Three ways in:
   container may kill detached processes when the job ends) and prints one line.
 - **On demand** (`--now`, the plugin's `/score`): scores here and now, ignoring the
   automatic-scoring policy, and prints the scorecard summary.
+- **Collect** (`--collect`, `SCORER_HOOK_MODE=batch`): fetches the cards of ended Message
+  Batches (printing one line per session), and sends the queue if it is due.
 
 Settings come from the environment and `$SCORER_HOME/.env`, never from a `.env` in the
 working directory (a hook runs in whatever project the session was in).
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("scorer.hook")
 
-Mode = Literal["detach", "worker", "wait", "now"]
+Mode = Literal["detach", "worker", "wait", "now", "collect"]
 """A hook or an orchestrator's call (detach a worker), the worker itself, or attached."""
 EXIT_CODES = {"failed": 1, "unscored": 3}
 """`--now`/`--wait` exit codes by outcome (0 otherwise); the hook itself always exits 0."""
@@ -100,7 +102,6 @@ def hook_command(
     rescore: Annotated[
         bool, typer.Option("--rescore", help="Judge again even if the transcript is unchanged.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="--now/--wait: one JSON object.")] = False,
     current: Annotated[
         bool,
         typer.Option(
@@ -109,6 +110,16 @@ def hook_command(
             "always exit 0, and say in one line when it has nothing to score yet.",
         ),
     ] = False,
+    collect: Annotated[
+        bool,
+        typer.Option(
+            "--collect",
+            help="Batch mode: store the cards of ended Message Batches, one line per session.",
+        ),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="--now/--wait/--collect: JSON (a line per object).")
+    ] = False,
     reason: Annotated[str | None, typer.Option(hidden=True)] = None,
     worker: Annotated[bool, typer.Option("--worker", hidden=True)] = False,
 ) -> None:
@@ -116,9 +127,10 @@ def hook_command(
     once and scores in the background (log: $SCORER_HOME/logs/hook.log). With --transcript /
     --session-id, score the session you name; --now scores on the spot."""
     mode: Mode = "now" if now or current else "wait" if wait else "worker" if worker else "detach"
+    mode = "collect" if collect else mode
     if current and not session_id:
         _say("No session to score: /score runs inside Claude Code, which names the session.")
-    attached = mode in ("now", "wait")
+    attached = mode in ("now", "wait", "collect")
     if not attached:  # a hook or a worker: nothing may reach the user's terminal
         warnings.simplefilter("ignore")
     # Relative to where we were called from, before moving to the data dir.
@@ -129,6 +141,8 @@ def hook_command(
     from scorer.jobs.hook.start import enter_home
 
     start_logging(enter_home(), redact=mode != "detach")
+    if mode == "collect":
+        raise typer.Exit(_collect(as_json=as_json))
     try:
         request = _request(transcript, session_id, event, cwd, reason)
         code = _dispatch(request, mode, rescore=rescore, as_json=as_json, current=current)
@@ -190,6 +204,9 @@ def _dispatch(
     outcome = job.run()
     if current and outcome.state == "skipped":
         _say(f"Nothing to score yet: {outcome.reason}.")
+    if mode == "worker":
+        job.linger()  # batch mode: keep the queue's time while sessions wait
+        return 0
     _report(outcome, job, as_json=as_json, full=mode == "now")
     return 0 if current else EXIT_CODES.get(outcome.state, 0)
 
@@ -206,6 +223,36 @@ def _nothing_yet(request: HookRequest, projects_root: Path) -> None:
             "Nothing to score yet: this session has no transcript so far (Claude Code "
             "writes it once the session has done some work); run /score again later."
         )
+
+
+def _collect(*, as_json: bool) -> int:
+    """`--collect`: one line (or JSON object) per collected session on stdout, what still
+    waits on stderr.
+
+    Raises:
+        CredentialsError: Sessions wait in Message Batches and no API key is set.
+    """
+    from scorer.errors import CredentialsError
+    from scorer.jobs.hook.batch import HookBatches
+    from scorer.jobs.hook.policy import HookPolicy
+    from scorer.jobs.hook.worker import HookEnv
+    from scorer.settings import get_settings
+
+    settings = get_settings()
+    batches = HookBatches(HookPolicy.from_settings(settings), HookEnv.from_settings(settings))
+    if batches.waiting() == (0, 0):
+        sys.stderr.write("nothing waits for a Message Batch\n")
+        return 0
+    if not settings.anthropic_configured:
+        raise CredentialsError("ANTHROPIC_API_KEY is not set: Message Batches need it")
+    for item in batches.round(wait=120):
+        line = json.dumps(item.payload(), default=str) if as_json else item.line()
+        sys.stdout.write(line + "\n")
+    queued, submitted = batches.waiting()
+    if queued or submitted:
+        sys.stderr.write(f"still waiting: {submitted} in Message Batches, {queued} queued\n")
+    sys.stdout.flush()
+    return 0
 
 
 def _start_worker(request: HookRequest, policy: HookPolicy) -> int:

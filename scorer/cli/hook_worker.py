@@ -58,9 +58,11 @@ def work(request: HookRequest) -> None:
 
     settings = get_settings()
     policy, env = HookPolicy.from_settings(settings), HookEnv.from_settings(settings)
-    outcome = HookJob(request, policy, env).run()
+    job = HookJob(request, policy, env)
+    outcome = job.run()
     if not outcome.deferred:  # the store works: finish what it refused before
         retry_deferred(policy, env)
+    job.linger()  # batch mode: keep the queue's time while sessions wait
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -123,8 +123,16 @@ class BatchRun:
 
     # --- the run -----------------------------------------------------------------
 
-    def run(self, refs: list[SessionRef]) -> list[SessionResult]:
-        """Every ref's result, in order; failures are results, never raised."""
+    def run(self, refs: list[SessionRef], *, wait: bool = True) -> list[SessionResult]:
+        """Every ref's result, in order; failures are results, never raised.
+
+        Args:
+            refs: The sessions.
+            wait: Poll until every session is done. False: one round (submit what is
+                needed, collect what has ended, submit the next phase) and return the
+                finished sessions only; the rest stay in flight in the ledger, and a later
+                run of the same key picks them up (the hook's batch mode).
+        """
         with self._pool() as pool:
             for ref, started in zip(refs, pool.map(self._start, refs), strict=True):
                 if isinstance(started, Pending):
@@ -142,8 +150,10 @@ class BatchRun:
         while self.pending:
             self._submit_needed()
             if not self._collect():
+                if not wait:
+                    break
                 self.sleep(self.poll)
-        return [self.results[r.session_id] for r in refs]
+        return [self.results[r.session_id] for r in refs if r.session_id in self.results]
 
     def _pool(self) -> ThreadPoolExecutor:
         workers = max(1, self.ctx.opts.concurrency)

@@ -274,5 +274,5 @@ def test_every_hook_setting_is_documented():
 
     doc = (REPO / "docs" / "plugin.md").read_text()
     names = [f.validation_alias for n, f in Settings.model_fields.items() if n.startswith("hook_")]
-    assert len(names) == 9
+    assert len(names) == 12
     assert [n for n in names if f"`{n}`" not in doc] == []

@@ -4,6 +4,9 @@
     claim in the ledger → big enough? → LLM cost within today's cap? → judge → publish to the
     store (+ Langfuse) → close the claim (and go again if a newer transcript came in)
 
+In batch mode (`SCORER_HOOK_MODE=batch`, API key set) the claim ends `queued` instead, and
+a round of the queue follows (`jobs.hook.batch`: collect ended batches, send a due queue).
+
 Everything here reports through the `scorer.hook` logger and returns an `Outcome`; it
 never raises for a session it cannot score (a bad transcript, a judge failure): the
 caller is a detached process with nobody to show a traceback to. When the store itself
@@ -13,7 +16,6 @@ is the trouble (locked past SQLite's wait, broken), the job goes to the retry fo
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -22,12 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from scorer.errors import CredentialsError, EmptySessionError, ScorerError, SinkError, SourceError
+from scorer.jobs.hook.job_parts import fingerprint, locate, log_outcome
 from scorer.jobs.hook.ledger import HookLedger, State
 from scorer.jobs.hook.policy import HookPolicy, count_tool_calls
 from scorer.jobs.hook.request import HookRequest
 from scorer.jobs.hook.retry import MAX_ATTEMPTS, Deferred, RetryQueue, retry_dir
 
 if TYPE_CHECKING:
+    from scorer.jobs.hook.batch import HookBatches
     from scorer.live.final_state import FinalStateOptions
     from scorer.models import Scorecard, Session
     from scorer.prepare import Prepared
@@ -37,7 +41,7 @@ log = logging.getLogger("scorer.hook")
 
 OutcomeState = Literal[
     "scored", "unscored", "skipped", "capped", "failed", "refused", "busy", "unchanged",
-    "superseded",
+    "superseded", "queued", "submitted",
 ]  # fmt: skip
 
 
@@ -95,48 +99,13 @@ class Outcome:
     """The store could not take it: it waits in the retry folder for the next hook run."""
 
 
-def fingerprint(transcript: Path) -> str:
-    """A hash of the transcript and its subagent files: what makes a session "unchanged".
-
-    Raises:
-        SourceError: The transcript cannot be read.
-    """
-    digest = hashlib.sha256()
-    files = [
-        transcript,
-        *sorted((transcript.parent / transcript.stem / "subagents").glob("*.jsonl")),
-    ]
-    for path in files:
-        try:
-            with path.open("rb") as handle:
-                digest.update(path.name.encode() + b"\0")
-                digest.update(hashlib.file_digest(handle, "sha256").digest())
-        except OSError as exc:
-            if path == transcript:
-                raise SourceError(f"cannot read {transcript}: {exc.strerror or exc}") from exc
-    return digest.hexdigest()[:32]
-
-
-def locate(request: HookRequest, projects_root: Path) -> Path:
-    """The transcript file of a request (given, or found by session id).
-
-    Raises:
-        SourceError: It does not exist, is not a regular file, or the id is unknown.
-    """
-    if request.transcript is not None:
-        path = request.transcript
-        if not path.exists():
-            raise SourceError(f"transcript not found: {path}")
-        if not path.is_file():
-            raise SourceError(f"transcript is not a regular file: {path}")
-        return path
-    from scorer.sources import find_session
-
-    assert request.session_id  # a request has a transcript or a session id
-    return find_session(request.session_id, projects_root)
-
-
 Route = Literal["llm", "claude-code", "heuristic"]
+_REFUSED: dict[str, OutcomeState] = {
+    "running": "busy",
+    "queued": "queued",
+    "submitted": "submitted",
+}
+"""The outcome of a claim refused because of the row's state (else `unchanged`)."""
 
 
 def judge_route(policy: HookPolicy, env: HookEnv) -> Route:
@@ -185,16 +154,33 @@ class HookJob:
         self.route: Route = judge_route(policy, env)
         self.kind: Literal["llm", "heuristic"] = "heuristic" if self.route == "heuristic" else "llm"
         self.model = env.model if self.kind == "llm" else None
+        # Queue for Message Batches: an API feature, so only with a key.
+        self.batch_mode = policy.mode == "batch" and self.route == "llm"
+        self.batch_mode = self.batch_mode and env.anthropic_configured
 
     def run(self) -> Outcome:
-        """Do the job; every failure becomes a logged `Outcome`, never an exception."""
+        """Do the job; every failure becomes a logged `Outcome`, never an exception.
+
+        A round of the Message Batches queue follows an automatic job, and precedes an
+        explicit one (so that `/score` shows a card that came in meanwhile).
+        """
+        if not self.enforce:
+            self._batch_round(send=False)
+        elif self.policy.mode == "batch" and not self.batch_mode:
+            log.info(
+                "%s: SCORER_HOOK_MODE=batch needs ANTHROPIC_API_KEY (Message Batches are "
+                "an API feature): judged directly by the %s judge", self.request.label(),
+                self.route,
+            )  # fmt: skip
         try:
             outcome = self._run()
         except SinkError as exc:  # the store is locked or broken: the next hook run retries
             outcome = self._defer(exc)
         except ScorerError as exc:  # before any claim: the transcript is missing, say
             outcome = Outcome("failed", str(exc), self.request.session_id)
-        _log_outcome(self.request, outcome)
+        log_outcome(self.request, outcome)
+        if self.enforce:
+            self._batch_round()
         return outcome
 
     def _defer(self, exc: SinkError) -> Outcome:
@@ -215,6 +201,34 @@ class HookJob:
         kept = " (the judged card is kept)" if card else ""
         reason = f"{exc}; the next hook run retries it{kept}"
         return Outcome("failed", reason, who, deferred=True)
+
+    def _batch_round(self, *, send: bool = True) -> None:
+        """Collect ended batches and send a due queue, when batch mode is on or sessions
+        still wait from it (`/score` waits for another process's round briefly)."""
+        from scorer.jobs.hook.batch import LOCK_WAIT
+
+        def go(batches: HookBatches) -> None:
+            if self.batch_mode or batches.waiting() != (0, 0):
+                batches.round(send=send, wait=LOCK_WAIT if self.enforce else 10.0)
+
+        if self.env.anthropic_configured:
+            self._with_batches(go)
+
+    def linger(self) -> None:
+        """Batch mode: keep the queue's time (`HookBatches.keep_time`)."""
+        if self.batch_mode and self.enforce:
+            self._with_batches(lambda batches: batches.keep_time())
+
+    def _with_batches(self, use: Callable[[HookBatches], None]) -> None:
+        """Run `use` on the queue; a failure is logged (the next round tries again)."""
+        from scorer.jobs.hook.batch import HookBatches
+
+        try:
+            use(HookBatches(self.policy, self.env))
+        except ScorerError as exc:
+            log.warning("Message Batches: %s; the next hook tries again", exc)
+        except Exception as exc:  # a bug: keep the traceback in the log
+            log.exception("Message Batches: unexpected failure: %s", exc)
 
     def _run(self) -> Outcome:
         request = self.request
@@ -282,9 +296,10 @@ class HookJob:
             force=self.rescore, explicit=not self.enforce,
         )  # fmt: skip
         if not claim.granted:
-            state: OutcomeState = "busy" if claim.previous == "running" else "unchanged"
+            state = _REFUSED.get(claim.previous or "", "unchanged")
             return Outcome(state, claim.reason, session_id), False
-        log.info("%s: scoring %s (%s)", session_id, path, claim.reason)
+        verb = "queueing" if self.batch_mode and self.enforce else "scoring"
+        log.info("%s: %s %s (%s)", session_id, verb, path, claim.reason)
 
         def close(state: State, reason: str | None, **kw: Any) -> str | None:
             return ledger.finish(
@@ -376,6 +391,8 @@ class HookJob:
             )
             if why:
                 return Outcome("skipped", why, session_id)
+            if self.batch_mode:  # judged with the queue's next Message Batch
+                return Outcome("queued", "waiting for a Message Batch", session_id)
         session = add_final_state(session, self.env.final_state)  # after the work's fingerprint
         prepared = PrepOptions.from_settings(run_settings()).run(session)
         if self.kind == "llm" and self.enforce:
@@ -437,32 +454,3 @@ class HookJob:
         if not done.ok:
             outcome.push_error = done.problem()
         return outcome
-
-
-def _log_outcome(request: HookRequest, outcome: Outcome) -> None:
-    """One line per job in the hook log."""
-    who = outcome.session_id or request.label()
-    card = outcome.card
-    if card is not None and outcome.state == "scored":
-        where = "; Langfuse: " + ", ".join(outcome.pushed) if outcome.pushed else ""
-        log.info(
-            "%s: scored by %s%s: overall %.2f, $%.4f%s",
-            who, card.judge, f" ({card.model})" if card.model else "", card.overall or 0.0,
-            card.cost_usd, where,
-        )  # fmt: skip
-        if outcome.push_error:
-            log.warning(
-                "%s: %s; the card is in the store, `scorer scores push` sends it later",
-                who, outcome.push_error,
-            )  # fmt: skip
-    elif outcome.state == "unscored" or (
-        outcome.state == "failed" and not _routine(request, outcome)
-    ):
-        log.warning("%s: %s: %s", who, outcome.state, outcome.reason)
-    else:
-        log.info("%s: %s: %s", who, outcome.state, outcome.reason)
-
-
-def _routine(request: HookRequest, outcome: Outcome) -> bool:
-    """A session that ended before Claude Code wrote a transcript (opened and closed)."""
-    return request.automatic and outcome.reason.startswith("transcript not found")
