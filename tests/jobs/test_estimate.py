@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from typer.testing import CliRunner
 
 from scorer.cli.main import app
