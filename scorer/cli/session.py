@@ -115,9 +115,9 @@ def _show_plan(
             soft_wrap=False,
         )
         if not _key_configured():
-            out.print(f"  {NO_COUNT_TOKENS}", markup=False, highlight=False)
+            out.print(f"  {NO_COUNT_TOKENS}", markup=False, highlight=False, soft_wrap=False)
     else:
-        out.print(f"no cost estimate: {why_none}", markup=False, highlight=False)
+        out.print(f"no cost estimate: {why_none}", markup=False, highlight=False, soft_wrap=False)
 
 
 NO_ESTIMATE = {
