@@ -36,8 +36,10 @@ def scoring_payload() -> dict[str, Any]:
         "requirements": [
             {
                 "requirement": "fix the bug",
+                "core": True,
                 "evidence": [{"event": 1, "quote": "quote 1"}],
                 "status": "met",
+                "confidence": 90,
             }
         ],
         "accomplishments": ["fixed the bug"],

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -52,12 +53,18 @@ TWO_CHUNK_BUDGET = 14_000
 
 
 def make_sessions(root: Path, src: Path, n: int) -> None:
-    """`n` copies of `src` with fresh ids, modified two hours ago (not active)."""
+    """`n` copies of `src` with fresh ids, modified two hours ago (not active); each file
+    is named by the session id written in it, as Claude Code names its transcripts."""
+    from scorer.jobs.discover_local import file_session_id
+
     folder = root / "-home-bench-proj"
     folder.mkdir(parents=True)
+    staged = root.parent / f"{root.name}.source" / f"{file_session_id(src)}.jsonl"
+    staged.parent.mkdir()  # make_synthetic renews the id of the file name, no other
+    shutil.copyfile(src, staged)
     when = time.time() - 7200
     for i in range(n):
-        path = make_synthetic(src, folder, 1, session_id=str(uuid.UUID(int=i + 1)))
+        path = make_synthetic(staged, folder, 1, session_id=str(uuid.UUID(int=i + 1)))
         os.utime(path, (when, when))
 
 

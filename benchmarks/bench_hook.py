@@ -3,7 +3,7 @@
 Usage:
     .venv/bin/python benchmarks/bench_hook.py [--runs 10]
 
-Runs the command the plugin's hooks.json registers (`sh hooks/scorer.sh hook EVENT`),
+Runs the command the plugin's hooks.json registers (`sh plugin/hooks/scorer.sh hook EVENT`),
 with a real hook payload on stdin and stdout/stderr captured, as Claude Code waits for
 them. Measured per run, in fresh processes, interleaved with a baseline process that
 only starts Python (`python -c pass`) on the same loaded machine:
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, load_note, median, row, shared_data, verdict
 
 GOAL = 1.0
-SCRIPT = REPO / "hooks" / "scorer.sh"
+SCRIPT = REPO / "plugin" / "hooks" / "scorer.sh"
 
 
 def _wall(command: list[str], body: bytes, env: dict[str, str]) -> float:
@@ -61,7 +61,7 @@ def main() -> None:
         env.update(
             SCORER_HOME=str(Path(tmp) / "home"),
             PATH=f"{bin_dir}:/usr/bin:/bin",
-            CLAUDE_PLUGIN_ROOT=str(REPO),
+            CLAUDE_PLUGIN_ROOT=str(REPO / "plugin"),
             SCORER_HOOK_JUDGE="heuristic",
         )
         end = {"session_id": "bench", "transcript_path": str(transcript), "cwd": tmp,

@@ -20,6 +20,7 @@ SCRIPTS = (
     "bench_discovery.py",
     "bench_backfill.py",
     "bench_prep_pool.py",
+    "bench_writers.py",
 )
 QUICK = {"bench_discovery.py": [], "bench_prep_pool.py": ["--repeats", "1"]}
 """What `--quick` becomes per script (default: `--quick` itself)."""

@@ -10,11 +10,14 @@ ScorerError
 │   └── OverRateLimit  a request larger than the account's per-minute limit (never sent)
 ├── SinkError          a store / Langfuse write failed
 └── RunStopped         a stopped run sends no more requests
+
+KeyboardInterrupt
+└── RunInterrupted     Ctrl-C ended a backfill or calibration; carries what it did
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scorer.models import JudgeUsage
@@ -79,3 +82,18 @@ class SinkError(ScorerError):
 
 class RunStopped(ScorerError):
     """A run was stopped (Ctrl-C, bad credentials) before this request went out."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C ended a run once the judge calls on the wire were stored.
+
+    Still a `KeyboardInterrupt` (exit 130), carrying what the run did so the CLI can say
+    what was stored, what was spent and how to resume.
+
+    Attributes:
+        summary: The run's account: a `BackfillSummary` or calibration's `FillResult`.
+    """
+
+    def __init__(self, summary: Any) -> None:
+        super().__init__("interrupted")
+        self.summary = summary

@@ -215,6 +215,20 @@ class Settings(BaseSettings):
     Claude Code login when `claude` is found, else the heuristic judge."""
     hook_push: bool = Field(default=True, validation_alias="SCORER_HOOK_PUSH")
     """Push automatic scores to Langfuse (when its keys are set)."""
+    hook_mode: Literal["direct", "batch"] = Field(
+        default="direct", validation_alias="SCORER_HOOK_MODE"
+    )
+    """`direct`: judge each session when it ends; `batch`: queue sessions and send them as
+    Message Batches (half the price, results within hours; needs `ANTHROPIC_API_KEY`)."""
+    hook_batch_size: int = Field(
+        default=5, ge=1, le=10_000, validation_alias="SCORER_HOOK_BATCH_SIZE"
+    )
+    """Batch mode: the queue is sent once this many sessions wait."""
+    hook_batch_minutes: float = Field(
+        default=30.0, ge=0, le=10_080, allow_inf_nan=False,
+        validation_alias="SCORER_HOOK_BATCH_MINUTES",
+    )  # fmt: skip
+    """Batch mode: the queue is sent once its oldest session has waited this long."""
 
     @field_validator("hook_events")
     @classmethod

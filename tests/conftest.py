@@ -55,6 +55,9 @@ _ENV_VARS = [
             "IGNORE_PROJECTS",
             "JUDGE",
             "PUSH",
+            "MODE",
+            "BATCH_SIZE",
+            "BATCH_MINUTES",
         )
     ),
 ]

@@ -16,7 +16,6 @@ import base64
 import io
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from scorer.calibrate.probability import ReliabilityBin
@@ -30,10 +29,10 @@ __all__ = [
     "group_name",
     "ink",
     "make_plots",
+    "plot_links",
     "plot_reliability",
     "stem",
     "truth_name",
-    "write_plot_files",
 ]
 
 TRUTH_NAMES = {
@@ -204,15 +203,10 @@ def stem(a: DimensionAgreement) -> str:
     return _slug(f"{group_name(a)}-{a.dimension}")
 
 
-def write_plot_files(plots: dict[str, bytes], plot_dir: Path) -> dict[str, str]:
-    """Write each PNG under `plot_dir`; returns {key: path relative to the report}."""
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for key, png in plots.items():
-        name = key.replace(":", "-") + ".png"
-        (plot_dir / name).write_bytes(png)
-        paths[key] = f"{plot_dir.name}/{name}"
-    return paths
+def plot_links(plots: dict[str, bytes]) -> dict[str, str]:
+    """{key: `plots/NAME.png`}: each PNG's path relative to the report (the files are
+    written with the report, as one set: `report_files.write_set`)."""
+    return {key: "plots/" + key.replace(":", "-") + ".png" for key in plots}
 
 
 def data_uris(plots: dict[str, bytes]) -> dict[str, str]:

@@ -23,7 +23,6 @@ from typing import Literal
 
 from rich.table import Table
 
-from scorer._fs import write_atomic
 from scorer._text import plural
 from scorer.calibrate.plots import (
     TRUTH_NAMES,
@@ -31,12 +30,13 @@ from scorer.calibrate.plots import (
     data_uris,
     group_name,
     make_plots,
+    plot_links,
     stem,
     truth_name,
-    write_plot_files,
 )
 from scorer.calibrate.probability import N_BOOT as AUROC_BOOT
 from scorer.calibrate.probability import ProbabilityFigures
+from scorer.calibrate.report_files import write_set
 from scorer.calibrate.stats import CalibrationResult, DimensionAgreement, Pair
 from scorer.errors import ConfigError
 
@@ -366,26 +366,28 @@ def _render_html(result: CalibrationResult, plots: dict[str, str] | None) -> str
 def write_report(
     result: CalibrationResult, out_dir: Path, *, fmt: Literal["md", "html"] = "md"
 ) -> Path:
-    """Write the report and `calibration.json` to `out_dir`.
+    """Write the report and `calibration.json` to `out_dir`, replacing the report there
+    as a whole (`report_files.write_set`: never a mix of two reports, even after a crash).
 
     `html` is one self-contained `calibration.html` (plots embedded as data URIs);
     `md` is `calibration.md` with its plots in `plots/*.png` beside it.
 
     Returns:
         The path of the Markdown/HTML report.
+
+    Raises:
+        ConfigError: An unknown format, or `out_dir` holds files that are not a report.
     """
     if fmt not in ("md", "html"):
         raise ConfigError(f"unknown report format {fmt!r} (md or html)")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     pngs = make_plots(result)
-    (out_dir / "calibration.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
-    path = out_dir / f"calibration.{fmt}"
+    files = {"calibration.json": result.model_dump_json(indent=2).encode()}
     if fmt == "html":
         text = _render_html(result, data_uris(pngs) if pngs is not None else None)
     else:
-        links = write_plot_files(pngs, out_dir / "plots") if pngs is not None else None
+        links = plot_links(pngs) if pngs is not None else None
+        files.update({links[key]: png for key, png in (pngs or {}).items() if links})
         text = _render_md(result, links)
-    write_atomic(path, text)
-    path.chmod(0o644)  # a report is meant to be shared (the temp file was owner-only)
-    return path
+    files[f"calibration.{fmt}"] = text.encode()
+    write_set(Path(out_dir), files)
+    return Path(out_dir) / f"calibration.{fmt}"

@@ -20,6 +20,7 @@ from rich.text import Text
 from scorer._text import plural
 from scorer.cli._common import (
     EXIT_ERROR,
+    EXIT_INTERRUPTED,
     EXIT_NOT_STARTED,
     EXIT_OK,
     EXIT_PARTIAL,
@@ -38,7 +39,7 @@ from scorer.cli._common import (
 from scorer.cli._validate import check_window, non_negative, unit_interval, usage_error
 from scorer.cli.progress import BackfillBar
 from scorer.cli.tables import pack, results_table
-from scorer.errors import ConfigError
+from scorer.errors import ConfigError, RunInterrupted
 from scorer.jobs.backfill import BackfillOptions, BackfillSummary, run_backfill
 from scorer.jobs.discovery import DiscoveryProgress, watch_discovery
 from scorer.jobs.outcomes import left_unfinished
@@ -136,9 +137,11 @@ def _summary_phrases(s: BackfillSummary, cost_cap: float | None) -> list[str]:
     if s.incomplete:
         phrases.append(f"{s.incomplete} incomplete in Langfuse,")
     phrases += [f"{s.skipped} skipped,", f"{s.unscored} unscored,", f"{s.failed} failed,"]
+    busy = [f"{s.busy} being scored by another process"] if s.busy else []
     return [
         *phrases,
-        not_started_text(s, cost_cap),
+        not_started_text(s, cost_cap) + ("," if busy else ""),
+        *busy,
         f"(of {s.selected} selected,",
         f"{s.discovered} found,",
         f"{s.active} active) —",
@@ -149,13 +152,16 @@ def _summary_phrases(s: BackfillSummary, cost_cap: float | None) -> list[str]:
 
 
 def _dry_run_phrases(s: BackfillSummary) -> list[str]:
-    to_judge = s.selected - s.skipped - s.unscored - s.failed - s.not_started
+    to_judge = s.selected - s.skipped - s.unscored - s.failed - s.not_started - s.busy
+    final = f"{s.unscored + s.failed} final or out of attempts"
+    busy = [f"{s.busy} being scored by another process;"] if s.busy else []
     return [
         "dry run",
         f"{plural(to_judge, 'session')} to judge",
         f"(of {s.selected} selected:",
         f"{s.skipped} already done,",
-        f"{s.unscored + s.failed} final or out of attempts;",
+        final + ("," if busy else ";"),
+        *busy,
         f"{s.discovered} found,",
         f"{s.active} active):",
         f"~{s.estimated_input_tokens:,} input +",
@@ -178,6 +184,8 @@ def render_summary(summary: BackfillSummary, cost_cap: float | None = None) -> N
         err.print(results_table(s.sessions, err.width, among=_stored_ids()))
     if s.dry_run:
         err.print(_phrases(_dry_run_phrases(s), err.width))
+        if s.estimate_note:
+            err.print(f"  {s.estimate_note}", markup=False, highlight=False)
         for basis in s.estimate_basis:
             err.print(f"  estimate basis: {basis}", markup=False, highlight=False)
         for line in s.forecast.lines() if s.forecast else []:
@@ -397,12 +405,34 @@ def backfill_command(
     check_combination(opts)
     show = progress and not (as_json or is_quiet())
     with discovery_status(err, enabled=show and source == BackfillSource.langfuse):
-        summary = run_backfill(opts, progress=BackfillBar if show else None)
+        try:
+            summary = run_backfill(opts, progress=BackfillBar if show else None)
+        except RunInterrupted as stopped:
+            raise interrupted(stopped.summary, as_json=as_json) from None
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:
         render_summary(summary, max_cost)
     raise typer.Exit(exit_status(summary, dry_run=dry_run, max_cost=max_cost))
+
+
+def interrupted_line(s: BackfillSummary) -> str:
+    """What an interrupted run stored and spent, and how to go on, in one line."""
+    stored = s.scored + s.incomplete + s.unscored
+    done = f", {s.skipped} already done" if s.skipped else ""
+    return (
+        f"interrupted: {stored} of {plural(s.selected, 'session')} stored this run{done}, "
+        f"{s.not_started} left; ${s.cost_usd:.4f} spent ({s.input_tokens:,} in / "
+        f"{s.output_tokens:,} out tokens); run the same command again to resume"
+    )
+
+
+def interrupted(summary: BackfillSummary, *, as_json: bool) -> typer.Exit:
+    """Ctrl-C: the one-line account (and the JSON summary with `--json`), exit 130."""
+    if as_json:
+        print_json(summary.model_dump(mode="json"))
+    err.print(interrupted_line(summary), highlight=False)
+    return typer.Exit(EXIT_INTERRUPTED)
 
 
 def exit_status(summary: BackfillSummary, *, dry_run: bool, max_cost: float | None) -> int:

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 _HEADLINES = {
     "unchanged": "already scored, and the transcript has not changed since",
     "busy": "another process is scoring this session right now; ask again in a minute",
+    "submitted": "this session is in a Message Batch (SCORER_HOOK_MODE=batch); its card "
+    "comes with the next hook run or `scorer hook --collect`",
 }
 
 

@@ -38,7 +38,7 @@ from scorer.cli.tables import runs_table
 from scorer.cli.views import scorecard_view
 from scorer.errors import SourceError
 from scorer.models import Scorecard
-from scorer.sinks.store import ScoreStore
+from scorer.sinks.store import RunFilter, ScoreStore
 
 app = typer.Typer(
     help="Browse stored scores (the local SQLite store under $SCORER_HOME); push them to Langfuse.",
@@ -128,10 +128,12 @@ def show_command(
     model: Annotated[str | None, typer.Option(help="Only runs by this model.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
-    """Show the latest stored scorecard of a session."""
+    """Show the latest stored scorecard of a session (its production run when it has one)."""
     with ScoreStore() as store:
         session_id = resolve_session(store, session)
-        card = store.latest(session_id, judge=judge, model=model)
+        card = store.latest(
+            session_id, judge=judge, model=model, collection="production"
+        ) or store.latest(session_id, judge=judge, model=model)
     if card is None:
         raise fail(f"no stored run of {session_id} for judge={judge or '*'} model={model or '*'}")
     if as_json:
@@ -170,7 +172,8 @@ def _identity(card: Scorecard) -> tuple[str, str, str | None, str]:
 
 
 def _push_errors(store: ScoreStore) -> dict[tuple[str, str, str | None, str], str | None]:
-    runs = store.list_runs(limit=1_000_000)
+    """Why each unpushed production run's last push failed (None: never tried)."""
+    runs = store.list_runs(limit=1_000_000, where=RunFilter())
     return {
         (r.session_id, r.judge, r.model, r.rubric_version): r.push_error
         for r in runs
@@ -329,10 +332,10 @@ def verify_command(
     with ScoreStore() as store:
         pushed = {
             (r.session_id, r.judge, r.model, r.rubric_version)
-            for r in store.list_runs(limit=1_000_000, since=when)
+            for r in store.list_runs(limit=1_000_000, since=when, where=RunFilter())
             if r.pushed_at is not None and r.status == "scored"
         }
-        cards = [c for c in store.scorecards() if _identity(c) in pushed]
+        cards = [c for c in store.scorecards(collection="production") if _identity(c) in pushed]
         waiting = sum(1 for error in _push_errors(store).values() if error)
         if waiting:
             err.print(f"{plural(waiting, 'scorecard')} wait for `scorer scores push` (not checked)")

@@ -95,8 +95,9 @@ def _show_plan(
         out.print(render_timeline(prepared.session), markup=False, highlight=False)
         return
     est = _estimate(prepared, **estimate) if estimate is not None else None
+    why_none = None if est is not None else NO_ESTIMATE[_key_configured()]
     if as_json:
-        print_json({**dry_run_payload(prepared), "estimate": est})
+        print_json({**dry_run_payload(prepared), "estimate": est, "no_estimate": why_none})
         return
     from scorer.cli.views import chunk_plan_table, session_summary, signals_table
 
@@ -113,6 +114,23 @@ def _show_plan(
             highlight=False,
             soft_wrap=False,
         )
+        if not _key_configured():
+            out.print(f"  {NO_COUNT_TOKENS}", markup=False, highlight=False, soft_wrap=False)
+    else:
+        out.print(f"no cost estimate: {why_none}", markup=False, highlight=False, soft_wrap=False)
+
+
+NO_ESTIMATE = {
+    False: "ANTHROPIC_API_KEY is not set, so this would run the offline heuristic judge, "
+    "which makes no API calls ($0); --judge llm --dry-run prices the LLM judge",
+    True: "the heuristic judge makes no API calls ($0); --judge llm --dry-run prices the LLM judge",
+}
+"""Why a dry run shows no estimate (the judge that would run is the heuristic one), by
+whether a key is set."""
+NO_COUNT_TOKENS = (
+    "ANTHROPIC_API_KEY is not set: the input was counted locally (cl100k), not by Claude's "
+    "count_tokens"
+)
 
 
 def _estimate(prepared: Prepared, *, model: str | None, effort: str | None) -> dict:

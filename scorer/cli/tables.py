@@ -184,8 +184,14 @@ def _cost(r: RunSummary) -> str:
     return "-" if r.judge == "heuristic" else f"${r.cost_usd:.4f}"
 
 
-_OUTCOME_ORDER = ("failed", "incomplete", "unscored", "not_started", "estimated")
-_OUTCOME_STYLE = {"failed": "red", "incomplete": "yellow", "unscored": "yellow", "scored": "green"}
+_OUTCOME_ORDER = ("failed", "incomplete", "unscored", "not_started", "busy", "estimated")
+_OUTCOME_STYLE = {
+    "failed": "red",
+    "incomplete": "yellow",
+    "unscored": "yellow",
+    "busy": "yellow",
+    "scored": "green",
+}
 _OUTCOME_TEXT = {"not_started": "not started", "estimated": "to judge"}
 
 

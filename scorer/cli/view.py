@@ -30,8 +30,15 @@ from scorer.sinks.store import ScoreStore
 @handle_errors
 def view_command(
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Where to write the HTML file.")
-    ] = Path("scorer-view.html"),
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Where to write the HTML file [default: scorer-view.html; with --show, "
+            "view.html in the cache dir].",
+            show_default=False,
+        ),
+    ] = None,
     serve: Annotated[
         bool, typer.Option("--serve", help="Serve it on 127.0.0.1 and open a browser.")
     ] = False,
@@ -80,6 +87,8 @@ def view_command(
             by=by.value,
             filtered=any(v is not None for v in filters.values()),
         )
+    output = output or _default_output(show and not serve)
+    output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, html)
     seconds = time.perf_counter() - started
     size = len(html.encode()) / 1e6
@@ -88,6 +97,16 @@ def view_command(
         _show(output)
     if serve:
         _serve(output, port, open_browser)
+
+
+def _default_output(shown: bool) -> Path:
+    """`scorer-view.html` here; a page only opened goes to the cache dir instead (the
+    plugin's /view-scores runs in the user's project, which is no place for it)."""
+    if not shown:
+        return Path("scorer-view.html")
+    from scorer.settings import get_settings
+
+    return get_settings().cache_dir / "view.html"
 
 
 def _no_timeline(session_id: str) -> None:

@@ -63,14 +63,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scorer.errors import ConfigError, CredentialsError
+from scorer.errors import ConfigError, CredentialsError, RunInterrupted
 from scorer.jobs.backfill_pool import ProgressFactory, run_pool
 from scorer.jobs.discover_local import discover_local
 from scorer.jobs.discovery import Discovery, SessionRef, discover_langfuse
 from scorer.jobs.escalation import escalate_run
-from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, remember_limits
+from scorer.jobs.forecasting import chunk_plan, dry_run_forecast, dry_run_note, remember_limits
 from scorer.jobs.ledger import DONE_STATES, Ledger, run_key
-from scorer.jobs.outcomes import describe
+from scorer.jobs.outcomes import describe, settle_busy
 from scorer.jobs.prep_pool import PrepPool, pool_workers
 from scorer.jobs.ratelimit import RateLimiter, StopSignal
 from scorer.jobs.run_state import (
@@ -83,6 +83,7 @@ from scorer.jobs.run_state import (
     SessionResult,
 )
 from scorer.jobs.selection import select
+from scorer.jobs.session_leases import SessionLeases
 from scorer.jobs.setup import run_settings
 from scorer.judge.base import LazyJudge, make_judge
 from scorer.judge.config import JudgeConfig
@@ -306,6 +307,10 @@ def run_backfill(
 
     Returns:
         The summary; failures are in it, never raised (except credential errors).
+
+    Raises:
+        RunInterrupted: Ctrl-C (or a `KeyboardInterrupt`) stopped the run once the calls
+            on the wire were stored; its `summary` is this run's.
     """
     from scorer.sinks.writable import STORE_HINT, check_writable
 
@@ -321,9 +326,13 @@ def run_backfill(
         projects_root=settings.claude_projects,
         stop=stop or StopSignal(),
         events=events,
+        keyed=settings.anthropic_configured,
     )
     try:
         summary = _run(opts, services, run, progress, now)
+    except RunInterrupted as stopped:
+        stopped.summary.wall_seconds = round(time.monotonic() - began, 3)
+        raise
     finally:
         if services.prep is not None:
             services.prep.close()
@@ -342,6 +351,8 @@ class _RunSetup:
     projects_root: Path
     stop: StopSignal
     events: RunListener | None
+    keyed: bool = True
+    """ANTHROPIC_API_KEY is set (a dry run's estimate then counts with count_tokens)."""
 
 
 def _run(
@@ -366,6 +377,7 @@ def _run(
         notes=found.notes(),
     )
     ledger = Ledger(run.store_path, key, key_params)
+    leases = SessionLeases(run.store_path, "score-backfill")
     try:  # every thread's ledger connection is closed when the run is done with it
         refs = _with_unfinished(
             select(
@@ -391,23 +403,27 @@ def _run(
         ctx = Context(
             opts, services, ledger, Budget(opts.max_cost), run.model, rubric_version, run.stop
         )
-        ctx.events = run.events
+        ctx.events, ctx.leases = run.events, leases
         ctx.plan = chunk_plan(opts, services, run.model)
         if "anthropic" in services.limiters and not opts.batch_api:
             services.limiters["anthropic"].watch(ctx.stop)  # a stopped run sends no more calls
         if not opts.dry_run:
             ledger.add((r.session_id, r.origin) for r in refs)
             _build_judge_if_needed(services, ledger, refs)
-        results = run_pool(ctx, refs, progress)
+        results = settle_busy(ctx, run_pool(ctx, refs, progress), summary.notes)
         for result in results:
             summary.add(result)
         summary.sessions = describe(results, services.store, opts.judge, ctx.judge_model)
+        if ctx.interrupted:
+            summary.interrupted = True
+            raise RunInterrupted(summary)
         if opts.dry_run:
             summary.estimated_input_tokens = summary.input_tokens
             summary.estimated_output_tokens = summary.output_tokens
             summary.estimated_cost_usd = summary.cost_usd
             summary.input_tokens = summary.output_tokens = 0
             summary.cost_usd = 0.0
+            summary.estimate_note = dry_run_note(opts.judge, run.keyed)
             if opts.judge == "llm":
                 summary.forecast = dry_run_forecast(opts, run.model, results, summary)
         else:
@@ -423,6 +439,7 @@ def _run(
             summary.notes.append(ctx.plan.used)
         return summary
     finally:
+        leases.close()
         ledger.close()
 
 

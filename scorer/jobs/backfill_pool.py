@@ -1,6 +1,8 @@
 """The thread pool that runs a backfill's sessions (or hands them to Message Batches),
 and what Ctrl-C does to it: what has not started is cancelled, the judge calls on the wire
-finish and are stored, and a second Ctrl-C quits at once."""
+finish and are stored, and the run returns what it did with `Context.interrupted` set
+(`run_backfill` then raises `RunInterrupted` with the summary); a second Ctrl-C quits at
+once."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import AbstractContextManager
+from typing import Any
 
 from scorer._text import plural
 from scorer.jobs.discovery import SessionRef
@@ -17,7 +20,7 @@ from scorer.jobs.outcomes import estimate_if_judged
 from scorer.jobs.pipeline import process
 from scorer.jobs.run_state import BackfillOptions, Context, NoProgress, SessionResult, Tracker
 
-__all__ = ["MAX_LOOKAHEAD", "ProgressFactory", "pool_size", "run_pool"]
+__all__ = ["MAX_LOOKAHEAD", "ProgressFactory", "drain", "pool_size", "run_pool"]
 
 MAX_LOOKAHEAD = 16
 """The LLM path runs `min(concurrency, MAX_LOOKAHEAD)` extra look-ahead workers (each holds
@@ -45,7 +48,6 @@ def run_pool(
             from scorer.jobs.batches import run_batches  # imports the SDK: LLM runs only
 
             return run_batches(ctx, refs, on_result=bar.advance)
-    results: list[SessionResult] = []
     with (
         make_tracker(len(refs), ctx.opts.dry_run) as bar,
         ThreadPoolExecutor(max_workers=pool_size(ctx.opts), thread_name_prefix="backfill") as pool,
@@ -54,21 +56,32 @@ def run_pool(
         if limiter is not None and ctx.opts.judge == "llm" and not ctx.opts.dry_run:
             bar.watch_pacing(limiter.pacing_status)
         futures = [pool.submit(worker, ctx, ref) for ref in refs]
+        shown: set[Future[SessionResult]] = set()
         try:
-            for fut in futures:
-                result = fut.result()
-                results.append(result)
-                bar.advance(result)
+            for fut in as_completed(futures):  # the bar counts what is done, in any order
+                bar.advance(fut.result())
+                shown.add(fut)
         except KeyboardInterrupt:
             # Calls on the wire finish and are written; requests still waiting for a slot
             # raise RunStopped (the limiter watches ctx.stop); the rest wait for a resume.
             ctx.stop.set()
-            _drain(pool, futures)
-            raise
+            ctx.interrupted = True
+            drain(pool, futures)
+        results = [_final(fut, ref) for fut, ref in zip(futures, refs, strict=True)]
+        for fut, result in zip(futures, results, strict=True):
+            if fut not in shown:  # finished while draining: the bar shows the truth
+                bar.advance(result)
     return results
 
 
-def _drain(pool: ThreadPoolExecutor, futures: list[Future[SessionResult]]) -> None:
+def _final(fut: Future[SessionResult], ref: SessionRef) -> SessionResult:
+    """A session's result; one Ctrl-C cancelled before it started was not started."""
+    if fut.cancelled():
+        return SessionResult(session_id=ref.session_id, outcome="not_started", reason="run stopped")
+    return fut.result()
+
+
+def drain(pool: ThreadPoolExecutor, futures: list[Future[Any]]) -> None:
     """After Ctrl-C: cancel what has not started and wait for the calls on the wire, saying
     so; a second Ctrl-C quits at once (exit 130: the ledger and the store are written in
     transactions, and the next run retries what was cut)."""

@@ -63,6 +63,8 @@ from scorer.jobs.run_state import (
     failure_trace,
     is_verdict,
     ledger_gate,
+    release_lease,
+    take_lease,
 )
 from scorer.judge.base import BatchJudge
 from scorer.judge.client import ContextWindowExceeded
@@ -121,8 +123,16 @@ class BatchRun:
 
     # --- the run -----------------------------------------------------------------
 
-    def run(self, refs: list[SessionRef]) -> list[SessionResult]:
-        """Every ref's result, in order; failures are results, never raised."""
+    def run(self, refs: list[SessionRef], *, wait: bool = True) -> list[SessionResult]:
+        """Every ref's result, in order; failures are results, never raised.
+
+        Args:
+            refs: The sessions.
+            wait: Poll until every session is done. False: one round (submit what is
+                needed, collect what has ended, submit the next phase) and return the
+                finished sessions only; the rest stay in flight in the ledger, and a later
+                run of the same key picks them up (the hook's batch mode).
+        """
         with self._pool() as pool:
             for ref, started in zip(refs, pool.map(self._start, refs), strict=True):
                 if isinstance(started, Pending):
@@ -140,8 +150,10 @@ class BatchRun:
         while self.pending:
             self._submit_needed()
             if not self._collect():
+                if not wait:
+                    break
                 self.sleep(self.poll)
-        return [self.results[r.session_id] for r in refs]
+        return [self.results[r.session_id] for r in refs if r.session_id in self.results]
 
     def _pool(self) -> ThreadPoolExecutor:
         workers = max(1, self.ctx.opts.concurrency)
@@ -150,6 +162,7 @@ class BatchRun:
     def _done(self, sid: str, result: SessionResult) -> None:
         self.results[sid] = result
         self.pending.pop(sid, None)
+        release_lease(self.ctx, sid)
         self.on_result(result)
 
     # --- phase 0: which sessions, prepared ------------------------------------------
@@ -157,8 +170,11 @@ class BatchRun:
     def _start(self, ref: SessionRef) -> SessionResult | Pending:
         """Mirror of `backfill.process` up to the judge call; resumes in-flight sessions."""
         ctx, sid = self.ctx, ref.session_id
-        row = ctx.ledger.get(sid) or {}
-        state = row.get("state", "discovered")
+        settled = ledger_gate(ctx, ctx.ledger.get(sid) or {}, sid) or take_lease(ctx, sid)
+        if settled is not None:
+            return settled
+        row = ctx.ledger.get(sid) or {}  # as it is now that the session is ours (`_done`
+        state = row.get("state", "discovered")  # gives the lease back)
         settled = ledger_gate(ctx, row, sid)
         if settled is not None:
             return settled
@@ -463,8 +479,20 @@ def run_batches(
     *,
     on_result: Callable[[SessionResult], None] = lambda r: None,
 ) -> list[SessionResult]:
-    """Score `refs` through Message Batches (see the module docstring)."""
-    return BatchRun(ctx, on_result=on_result).run(refs)
+    """Score `refs` through Message Batches (see the module docstring). Ctrl-C returns what
+    is done, with `ctx.interrupted` set: the rest is `not_started`, its batches kept."""
+    batch = BatchRun(ctx, on_result=on_result)
+    try:
+        return batch.run(refs)
+    except KeyboardInterrupt:
+        ctx.stop.set()
+        ctx.interrupted = True
+    waiting = "stopped; a batch holding it keeps running at Anthropic and the next run collects it"
+    return [
+        batch.results.get(r.session_id)
+        or SessionResult(session_id=r.session_id, outcome="not_started", reason=waiting)
+        for r in refs
+    ]
 
 
 def _sleep(seconds: float) -> None:

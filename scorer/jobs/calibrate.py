@@ -93,8 +93,19 @@ def run_calibration(
 
     with ScoreStore() as store:
         cards = store.scorecards(judge=None if judge == "all" else judge, model=model)
-    cards = [c for c in cards if since is None or c.created_at >= since]
+    cards = [c for c in _calibration_first(cards) if since is None or c.created_at >= since]
     return calibrate(_only_labelled(cards, labels), labels, n_boot=n_boot)
+
+
+def _calibration_first(cards: list[Scorecard]) -> list[Scorecard]:
+    """Every card, less production cards of sessions that have a calibration card of the
+    same judge, model, rubric and prompt version (its copy, or the run calibration made)."""
+
+    def key(c: Scorecard) -> tuple[str, ...]:
+        return (c.session_id, c.judge, c.model or "", c.rubric_version, c.prompt_version)
+
+    calibrated = {key(c) for c in cards if c.collection == "calibration"}
+    return [c for c in cards if c.collection == "calibration" or key(c) not in calibrated]
 
 
 def _only_labelled(cards: list[Scorecard], labels: list[Label]) -> list[Scorecard]:

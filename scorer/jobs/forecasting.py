@@ -76,3 +76,16 @@ def dry_run_forecast(
         cost_usd=cost_usd(usage, model),
         batch_cost_usd=cost_usd(usage, model, batch=True),
     )
+
+
+def dry_run_note(judge: str, keyed: bool) -> str | None:
+    """Why a dry run's figures are not (only) what this very run would pay: the heuristic
+    judge calls no API, and without a key the input is counted locally (None: neither)."""
+    local = "its input counted locally (cl100k), since count_tokens needs ANTHROPIC_API_KEY"
+    if judge == "heuristic":
+        why = "" if keyed else " (ANTHROPIC_API_KEY is not set)"
+        llm = (
+            f"what --judge llm would cost, {local}" if not keyed else "what --judge llm would cost"
+        )
+        return f"this run's heuristic judge{why} makes no API calls ($0); the figures are {llm}"
+    return None if keyed else f"ANTHROPIC_API_KEY is not set: an estimate with {local}"

@@ -11,7 +11,7 @@ card again, without judging it again.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from scorer.errors import ConfigError, CredentialsError, RunStopped, ScorerError
 from scorer.jobs.discovery import SessionRef
@@ -23,11 +23,14 @@ from scorer.jobs.run_state import (
     failure_trace,
     is_verdict,
     ledger_gate,
+    release_lease,
+    take_lease,
 )
 from scorer.models import JudgeUsage, Scorecard
 from scorer.prepare import Prepared
 from scorer.prepare.prepared import rebudget
 from scorer.sinks.base import Published, publish
+from scorer.sinks.store import RunFilter
 
 
 def already_scored(ctx: Context, ref: SessionRef) -> bool:
@@ -50,13 +53,26 @@ def already_scored(ctx: Context, ref: SessionRef) -> bool:
 
 
 def process(ctx: Context, ref: SessionRef) -> SessionResult:
-    """Take one session as far as it can go; never raises for a session-level failure."""
+    """Take one session as far as it can go; never raises for a session-level failure.
+
+    Everything after the ledger's gate happens under the session's lease, the store's
+    "already scored" check included: another process that holds it is judging the
+    session (`busy`), and one that held it before us has stored its card by now.
+    """
     sid = ref.session_id
-    row = ctx.ledger.get(sid) or {}
-    state = row.get("state", "discovered")
-    settled = ledger_gate(ctx, row, sid)
+    settled = ledger_gate(ctx, ctx.ledger.get(sid) or {}, sid) or take_lease(ctx, sid)
     if settled is not None:
         return settled
+    try:  # the row as it is now that the session is ours (a copy of this run may be done)
+        row = ctx.ledger.get(sid) or {}
+        return ledger_gate(ctx, row, sid) or _process(ctx, ref, row)
+    finally:
+        release_lease(ctx, sid)
+
+
+def _process(ctx: Context, ref: SessionRef, row: dict[str, Any]) -> SessionResult:
+    sid = ref.session_id
+    state = row.get("state", "discovered")
     attempts: int | None = None  # this try's count, once it is counted
     try:
         resumed = resume_write(ctx, ref, state)
@@ -141,7 +157,9 @@ def push_pending(ctx: Context, session_id: str) -> bool:
     was partial (a 207 rejected some scores), and this run pushes: finish it, don't judge."""
     if not ctx.services.sinks or ctx.opts.rescore:
         return False
-    runs = ctx.services.store.list_runs(limit=5, session_id=session_id, judge=ctx.opts.judge)
+    runs = ctx.services.store.list_runs(
+        limit=5, session_id=session_id, judge=ctx.opts.judge, where=RunFilter()
+    )
     return any(
         r.model == ctx.judge_model
         and r.rubric_version == ctx.rubric_version
@@ -153,7 +171,9 @@ def push_pending(ctx: Context, session_id: str) -> bool:
 
 def push_stored(ctx: Context, session_id: str, why: str) -> SessionResult:
     """Publish the stored card again (no judge call) and report what the sinks took."""
-    card = ctx.services.store.latest(session_id, judge=ctx.opts.judge, model=ctx.judge_model)
+    card = ctx.services.store.latest(
+        session_id, judge=ctx.opts.judge, model=ctx.judge_model, collection="production"
+    )
     result = SessionResult(session_id=session_id, outcome="scored", reason=why)
     if card is None:
         ctx.ledger.set_state(session_id, "written", why)

@@ -22,6 +22,7 @@ from scorer.jobs.discovery import SessionRef
 from scorer.jobs.forecast import Forecast
 from scorer.jobs.ledger import DONE_STATES, Ledger
 from scorer.jobs.ratelimit import RateLimiter, StopSignal
+from scorer.jobs.session_leases import SessionLeases
 from scorer.jobs.step import Budget, JudgingStep
 from scorer.models import Session
 from scorer.prepare.prepared import PrepOptions
@@ -43,9 +44,11 @@ PREP_THREADS = 2
 
 SourceName = Literal["claude-code", "langfuse"]
 Outcome = Literal[
-    "scored", "incomplete", "skipped", "unscored", "failed", "not_started", "estimated"
+    "scored", "incomplete", "skipped", "unscored", "failed", "not_started", "estimated", "busy"
 ]
-"""`incomplete`: judged and stored, but Langfuse did not take all seven scores yet."""
+"""`incomplete`: judged and stored, but Langfuse did not take all seven scores yet;
+`busy`: another live process holds the session's lease (`jobs.session_leases`) and is
+scoring it."""
 
 
 class BackfillOptions(BaseModel):
@@ -154,6 +157,8 @@ class BackfillSummary(BaseModel):
 
     run_key: str
     dry_run: bool = False
+    interrupted: bool = False
+    """Ctrl-C ended the run early (the counts are what it did until then)."""
     discovered: int = 0
     active: int = 0
     """Sessions left alone because they were active within the idle threshold."""
@@ -167,6 +172,9 @@ class BackfillSummary(BaseModel):
     failed: int = 0
     not_started: int = 0
     """Left for the next run (cost cap reached, or interrupted)."""
+    busy: int = 0
+    """Left to another process that was scoring them and had not stored them when this
+    run ended (a session it stored meanwhile is `skipped`, saying so)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -175,6 +183,9 @@ class BackfillSummary(BaseModel):
     estimated_cost_usd: float = 0.0
     estimate_basis: list[str] = Field(default_factory=list)
     """How the dry-run estimate was reached (input tokens; output tokens), see `estimate`."""
+    estimate_note: str | None = None
+    """Why a dry run's figures are not what the run would pay, or not counted by Claude
+    (the heuristic judge; no key), see `forecasting.dry_run_note`."""
     escalated: list[str] = Field(default_factory=list)
     calibration: list[str] = Field(default_factory=list)
     not_queued: list[str] = Field(default_factory=list)
@@ -302,8 +313,13 @@ class Context:
     model: str
     rubric_version: str
     stop: StopSignal = field(default_factory=StopSignal)
+    interrupted: bool = False
+    """Ctrl-C stopped the run (`run_backfill` raises `RunInterrupted` with the summary)."""
     events: RunListener | None = None
     """Told each `RunEvent` (`run_backfill(events=...)`)."""
+    leases: SessionLeases | None = None
+    """The sessions' leases in the store's file: one writer per session across processes
+    (None: no other process to keep out, e.g. a dry run)."""
     plan: ChunkPlan | None = None
     """The chunk budget under the account's rate limit (None: the configured one)."""
     prep_gate: threading.BoundedSemaphore = field(
@@ -333,7 +349,7 @@ def ledger_gate(ctx: Context, row: dict[str, Any], sid: str) -> SessionResult | 
     """The result for a session this run must not judge (done, out of attempts, unscored,
     stopped), or None to go on. Shared by the direct and the Message Batches paths."""
     state = row.get("state", "discovered")
-    if state in DONE_STATES:
+    if state in DONE_STATES and not _card_gone(ctx, state, sid):
         return SessionResult(
             session_id=sid, outcome="skipped", reason=f"already {state} in this run"
         )
@@ -349,6 +365,31 @@ def ledger_gate(ctx: Context, row: dict[str, Any], sid: str) -> SessionResult | 
     if ctx.stop.is_set() or ctx.budget.stopped:
         return SessionResult(session_id=sid, outcome="not_started", reason=_stop_reason(ctx))
     return None
+
+
+def take_lease(ctx: Context, sid: str) -> SessionResult | None:
+    """Take the session's lease; the `busy` result when another live process holds it."""
+    holder = ctx.leases.take(sid) if ctx.leases is not None else None
+    if holder is None:
+        return None
+    return SessionResult(session_id=sid, outcome="busy", reason=holder.text())
+
+
+def release_lease(ctx: Context, sid: str) -> None:
+    if ctx.leases is not None:
+        ctx.leases.release(sid)
+
+
+def _card_gone(ctx: Context, state: str, sid: str) -> bool:
+    """A local session this run skipped as already scored whose production card the store
+    no longer holds: judged after all. (A store written before runs were kept apart by
+    collection skipped sessions that only had a calibration card.) Langfuse sessions are
+    left alone: Langfuse's own scores may be what made them skip."""
+    if state != "skipped" or ctx.opts.source != "claude-code":
+        return False
+    return not ctx.services.store.is_scored(
+        sid, ctx.rubric_version, ctx.judge_model, ctx.opts.judge
+    )
 
 
 def capped_reason(row: dict[str, Any], max_attempts: int) -> str:

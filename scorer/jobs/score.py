@@ -91,8 +91,13 @@ def judge_from_settings(
     client: anthropic.Anthropic | None = None,
     prefer_claude_code: bool = False,
     second_opinions: bool | None = None,
+    sdk: bool = True,
 ) -> Judge:
     """The judge a command asked for: its options over the settings, with a client.
+
+    `sdk=False` sends the LLM judge's requests over plain HTTP (`judge.http_transport`)
+    instead of the SDK's client, which costs about 3 s of CPU to import: what a hook's
+    worker, judging one session, does.
 
     Raises:
         CredentialsError: The LLM judge was asked for and no key is set, or Claude Code
@@ -108,6 +113,11 @@ def judge_from_settings(
     )  # fmt: skip
     if route == "claude-code":
         return claude_code_judge(config, settings)
+    if client is None and not sdk:
+        from scorer.judge.anthropic import AnthropicJudge
+        from scorer.judge.http_transport import MessagesTransport
+
+        return AnthropicJudge(None, config, transport=MessagesTransport.from_settings(settings))
     if client is None:
         from scorer.judge.client import make_client
 

@@ -22,11 +22,11 @@ def verify_sample(ctx: Context, results: list[SessionResult], summary: BackfillS
         return
     chosen = random.Random(ctx.opts.seed).sample(pushed, min(ctx.opts.verify_sample, len(pushed)))
     store = ctx.services.store
-    cards = [
-        card
+    found = (
+        store.latest(sid, judge=ctx.opts.judge, model=ctx.judge_model, collection="production")
         for sid in chosen
-        if (card := store.latest(sid, judge=ctx.opts.judge, model=ctx.judge_model)) is not None
-    ]
+    )
+    cards = [card for card in found if card is not None]
     try:
         report = verify_cards(cards, client=ctx.services.langfuse)
     except CredentialsError:

@@ -26,7 +26,7 @@ import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
@@ -53,14 +53,16 @@ from scorer.judge.reply import (
     build_scores,
     known_events,
 )
-from scorer.judge.retry import call_with_retries
+from scorer.judge.retry import call_with_retries, is_api_error
 from scorer.judge.schema import ChunkNotes, ScoringReplyBase, output_config, scoring_model
-from scorer.judge.sdk import anthropic
 from scorer.models import Chunk, JudgeBackend, JudgeKind, JudgeUsage, Scorecard
 from scorer.prepare.prepared import RECHUNK_ATTEMPTS, Prepared, rechunk
 from scorer.priority import NOTES, call_priority
 from scorer.settings import DEFAULT_TOKEN_SAFETY
 from scorer.stages import counted_stage, report_stage
+
+if TYPE_CHECKING:
+    from scorer.judge.sdk import anthropic
 
 __all__ = [
     "AnthropicJudge",
@@ -98,9 +100,11 @@ class AnthropicJudge(RequestFit):
             the config's estimate factor.
         verify_tokens: Confirm a request near the limit with `count_tokens` before
             sending; None means "when there is a client".
-        transport: Sends one request instead of the Messages API client (the user's own
-            Claude Code, `judge.claude_code.ClaudeCodeTransport`): the same requests, the
-            same reply handling, the same card, with `backend` saying how it travelled.
+        transport: Sends one request instead of the SDK's Messages API client (the user's
+            own Claude Code, `judge.claude_code.ClaudeCodeTransport`, or plain HTTP,
+            `judge.http_transport.MessagesTransport`): the same requests, the same reply
+            handling, the same card, with `backend` (the transport's `backend`, else
+            `claude-code`) saying how it travelled.
     """
 
     kind: JudgeKind = "llm"
@@ -124,7 +128,9 @@ class AnthropicJudge(RequestFit):
         self._verify_tokens = client is not None if verify_tokens is None else verify_tokens
         self._client = client.with_options(max_retries=0) if client is not None else None
         self._transport = transport
-        self.backend: JudgeBackend = "claude-code" if transport is not None else "api"
+        self.backend: JudgeBackend = (
+            getattr(transport, "backend", "claude-code") if transport is not None else "api"
+        )
         self._reply_model = scoring_model(self.rubric)
         self._system = P.system_blocks(self.prompts, self.rubric)
         self.context_window = context_window(self.model, c.context_window)
@@ -444,8 +450,10 @@ class AnthropicJudge(RequestFit):
             final = self.final_request(header, notes, chunks[-1])
             report_stage("final")
             return settler.call(final, self._reply_model, "score")
-        except anthropic.APIError as e:
-            raise api_failure(e, self.context_window) from e
+        except Exception as e:
+            if not is_api_error(e):  # the SDK's errors only; a transport's are typed
+                raise
+            raise api_failure(e, self.context_window) from e  # type: ignore[arg-type]
 
     def _all_notes(self, settler: CallSettler, requests: list[dict[str, Any]]) -> list[ChunkNotes]:
         def one(indexed: tuple[int, dict[str, Any]]) -> ChunkNotes:

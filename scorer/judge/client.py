@@ -10,8 +10,9 @@
                                          by the next run, never an unscored card)
         any other rejection              JudgeError
 
-This module (with `retry`, `schema` and `anthropic`) is the only place importing the SDK;
-the heuristic path never loads it.
+This module is the only place importing the SDK, on first use (`judge.sdk`): the
+heuristic judge, and the LLM judge over `judge.http_transport` or `judge.claude_code`,
+never load it.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 from scorer.errors import CredentialsError, JudgeError, OverRateLimit, RunStopped
 from scorer.judge.catalog import NONSTREAMING_MAX_TOKENS
 from scorer.judge.retry import call_with_retries, cause_of, classify, describe, stopped
-from scorer.judge.sdk import anthropic
 from scorer.pacing import MeteredRequest, metered
 
 if TYPE_CHECKING:
     import httpx2
 
+    from scorer.judge.sdk import anthropic
     from scorer.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,8 @@ def make_client(
     Raises:
         CredentialsError: Neither a key nor a token is set.
     """
+    from scorer.judge.sdk import anthropic
+
     settings.require_anthropic(hint)
     return anthropic.Anthropic(
         api_key=settings.anthropic_api_key,
@@ -87,6 +90,8 @@ def _stream(client: anthropic.Anthropic, params: dict[str, Any], request: Metere
 
 
 def _send_once(client: anthropic.Anthropic, params: dict[str, Any]) -> Any:
+    from scorer.judge.sdk import anthropic
+
     with metered(params) as request:
         try:
             if params["max_tokens"] > NONSTREAMING_MAX_TOKENS:
@@ -119,6 +124,8 @@ def send(client: anthropic.Anthropic, params: dict[str, Any]) -> Any:
 
 def api_failure(e: anthropic.APIError, window: int) -> JudgeError | CredentialsError | RunStopped:
     """The typed error an API failure after retries turns into (see the module doc)."""
+    from scorer.judge.sdk import anthropic  # loaded already: `e` is one of its errors
+
     if stopped(e):
         return RunStopped("run stopped before the judge request was sent")
     over = cause_of(e, OverRateLimit)
@@ -150,6 +157,8 @@ def count_tokens(client: anthropic.Anthropic, params: dict[str, Any]) -> int | N
     Raises:
         CredentialsError: The key was rejected.
     """
+    from scorer.judge.sdk import anthropic
+
     body = {k: v for k, v in params.items() if k != "max_tokens"}
     try:
         counted = call_with_retries(lambda: client.messages.count_tokens(**body))

@@ -224,7 +224,7 @@ def apply_probability(
     The judge's own label stays in `meta.judge_goal` (and the contradiction check with its
     checklist, made when the card was built, stays too); the overall is recomputed.
     """
-    from scorer.judge.reply import with_overall
+    from scorer.judge.rubric import with_overall
 
     goal = card.scores.get("goal_achievement")
     if goal is None or card.status != "scored":
@@ -246,10 +246,7 @@ def apply_probability(
                 "rationale": note + goal.rationale,
             }
         )
-    return card.model_copy(
-        update={
-            "goal_probability": round(p, 4),
-            "scores": with_overall(scores, rubric),
-            "meta": meta,
-        }
-    )
+    update: dict[str, Any] = {"goal_probability": round(p, 4), "meta": meta}
+    if label != goal.label:  # the overall follows the new goal
+        update["scores"] = with_overall(scores, rubric)
+    return card.model_copy(update=update)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from scorer._text import plural
-from scorer.judge.rubric import OVERALL, Rubric
+from scorer.judge.rubric import Rubric, with_overall
 from scorer.judge.schema import ScoringReplyBase
 from scorer.models import (
     Chunk,
@@ -149,15 +149,3 @@ def build_scores(
             evidence=refs,
         )
     return with_overall(scores, rubric), sorted(unknown)
-
-
-def with_overall(scores: dict[str, DimensionScore], rubric: Rubric) -> dict[str, DimensionScore]:
-    """The six dimension scores plus the overall computed from them, in rubric order."""
-    scores = {n: s for n, s in scores.items() if n != OVERALL}
-    normalized = {n: s.normalized for n, s in scores.items()}
-    overall = rubric.overall(normalized)
-    formula = " + ".join(f"{d.weight:g}×{normalized[d.name]:.3f}" for d in rubric.dimensions)
-    scores[OVERALL] = DimensionScore(
-        name=OVERALL, value=overall, normalized=overall, rationale=f"computed: {formula}"
-    )
-    return rubric.ordered(scores)

@@ -6,8 +6,12 @@
     timeout/connection retry with backoff
     anything else      fatal (raised at once)
 
-A failure that carries its own `decision` (a `claude -p` call, `judge.claude_code`) is
-retried as that decision says.
+A failure that carries its own `decision` (a `claude -p` call, `judge.claude_code`, or
+a plain HTTP call, `judge.http_transport`) is retried as that decision says.
+
+The SDK is never imported here: an error can only be one of its classes when something
+else has imported it already (`is_api_error`), so a process judging without the SDK
+never pays for loading it.
 
 The SDK's own retries are switched off (`max_retries=0`) so these rules are the only ones.
 Tests zero the waits by setting `WAIT_MULTIPLIER = 0` or replacing `sleep`.
@@ -16,16 +20,19 @@ Tests zero the waits by setting `WAIT_MULTIPLIER = 0` or replacing `sleep`.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
 from scorer.errors import OverRateLimit, RunStopped
-from scorer.judge.sdk import anthropic
 from scorer.retry import RetryDecision, RetryKind, parse_retry_after
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +59,9 @@ def classify(exc: BaseException) -> RetryDecision:
         return own
     if cause_of(exc, OverRateLimit) is not None:  # waiting would never make it fit
         return RetryDecision(RetryKind.FATAL, reason="larger than the account's rate limit")
+    anthropic = _sdk()
+    if anthropic is None:  # not loaded: no SDK error can exist
+        return RetryDecision(RetryKind.FATAL, reason=describe(exc))
     if isinstance(exc, anthropic.RateLimitError):
         return RetryDecision(RetryKind.RATE_LIMITED, retry_after_seconds(exc), "rate limited")
     if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
@@ -61,6 +71,17 @@ def classify(exc: BaseException) -> RetryDecision:
     ):
         return RetryDecision(RetryKind.TRANSIENT, retry_after_seconds(exc), describe(exc))
     return RetryDecision(RetryKind.FATAL, reason=describe(exc))
+
+
+def _sdk() -> ModuleType | None:
+    """The `anthropic` module if this process has loaded it."""
+    return sys.modules.get("anthropic")
+
+
+def is_api_error(exc: BaseException) -> bool:
+    """An SDK `APIError` (False without importing the SDK when it is not loaded)."""
+    anthropic = _sdk()
+    return anthropic is not None and isinstance(exc, anthropic.APIError)
 
 
 def stopped(exc: BaseException | None) -> bool:
@@ -83,9 +104,14 @@ def cause_of(exc: BaseException | None, kind: type[E]) -> E | None:
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
-    """The server's requested wait (`parse_retry_after`), capped at `MAX_RETRY_AFTER`."""
+    """The server's requested wait (`parse_retry_after`, or a failure's own `decision`),
+    capped at `MAX_RETRY_AFTER`."""
+    own = getattr(exc, "decision", None)
     response = getattr(exc, "response", None)
-    seconds = parse_retry_after(response.headers) if response is not None else None
+    if isinstance(own, RetryDecision) and own.wait is not None:
+        seconds: float | None = own.wait
+    else:
+        seconds = parse_retry_after(response.headers) if response is not None else None
     return None if seconds is None else min(seconds, MAX_RETRY_AFTER)
 
 

@@ -19,6 +19,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from scorer.errors import ConfigError
+from scorer.models import DimensionScore
 from scorer.resources import data_dir
 
 OVERALL = "overall_quality"
@@ -190,3 +191,15 @@ def load_rubric(directory: Path | None = None) -> Rubric:
 @lru_cache(maxsize=1)
 def default_rubric() -> Rubric:
     return load_rubric()
+
+
+def with_overall(scores: dict[str, DimensionScore], rubric: Rubric) -> dict[str, DimensionScore]:
+    """The six dimension scores plus the overall computed from them, in rubric order."""
+    scores = {n: s for n, s in scores.items() if n != OVERALL}
+    normalized = {n: s.normalized for n, s in scores.items()}
+    overall = rubric.overall(normalized)
+    formula = " + ".join(f"{d.weight:g}×{normalized[d.name]:.3f}" for d in rubric.dimensions)
+    scores[OVERALL] = DimensionScore(
+        name=OVERALL, value=overall, normalized=overall, rationale=f"computed: {formula}"
+    )
+    return rubric.ordered(scores)

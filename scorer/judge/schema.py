@@ -11,13 +11,15 @@ category labels for CATEGORICAL). Enums are supported by structured outputs, unl
 
 from __future__ import annotations
 
+import hashlib
+import json
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from scorer.judge.rubric import Rubric, ScoreConfig
-from scorer.judge.sdk import transform_schema
 from scorer.models import Recommendation
 
 _QUOTE_HELP = "A short verbatim quote (a few words to one line) copied from that event."
@@ -162,6 +164,55 @@ def scoring_model(rubric: Rubric) -> type[ScoringReplyBase]:
     return _scoring_model_cached(rubric.model_dump_json())
 
 
+SHIPPED = Path(__file__).with_name("structured_schemas.json")
+"""The SDK's `transform_schema` of the default rubric's reply models, keyed by
+`schema_key`: loading the SDK for it costs a process about 3 s of CPU."""
+
+
+def schema_key(model: type[BaseModel]) -> str:
+    """A hash of `model`'s JSON schema (what `transform_schema` transforms)."""
+    raw = json.dumps(model.model_json_schema(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+@cache
+def _shipped() -> dict[str, Any]:
+    try:
+        loaded: dict[str, Any] = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return loaded
+
+
+def structured_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The SDK's `transform_schema(model)`: the shipped copy for the default rubric's
+    models, else the SDK's own (imported then). `tests/judge/test_prompts_schema.py` keeps
+    the shipped copies equal to what the installed SDK makes (`renew_shipped`)."""
+    shipped = _shipped().get(schema_key(model))
+    if shipped is not None:
+        return json.loads(json.dumps(shipped))  # a copy: callers may not share it
+    from scorer.judge.sdk import transform_schema
+
+    return transform_schema(model)
+
+
+def shipped_models() -> list[type[BaseModel]]:
+    """The reply models whose schemas are shipped: the default rubric's."""
+    from scorer.judge.rubric import default_rubric
+
+    return [ChunkNotes, scoring_model(default_rubric())]
+
+
+def renew_shipped() -> None:
+    """Write the shipped schemas anew from the installed SDK (after a rubric change)."""
+    from scorer.judge.sdk import transform_schema
+
+    table = {schema_key(m): transform_schema(m) for m in shipped_models()}
+    # Not sorted: the order of the properties is the order the model writes them in.
+    SHIPPED.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    _shipped.cache_clear()
+
+
 @cache
 def output_config(model: type[BaseModel]) -> dict[str, Any]:
     """The `output_config` request param asking for JSON matching `model`.
@@ -170,4 +221,4 @@ def output_config(model: type[BaseModel]) -> dict[str, Any]:
     `messages.create` instead so the raw text and the usage survive a parse failure.
     Built once per reply model and process (treat the result as read-only).
     """
-    return {"format": {"type": "json_schema", "schema": transform_schema(model)}}
+    return {"format": {"type": "json_schema", "schema": structured_schema(model)}}

@@ -162,8 +162,8 @@ def _ask(
 
 def _failure(judge: AnthropicJudge, exc: Exception) -> Exception | None:
     """What an infrastructure failure after retries is (None: not one, a bug to raise)."""
-    from scorer.judge.sdk import anthropic
+    from scorer.judge.retry import is_api_error
 
-    if isinstance(exc, anthropic.APIError):
+    if is_api_error(exc):
         return judge.api_failure(exc)
     return exc if isinstance(exc, ScorerError) else None

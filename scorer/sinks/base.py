@@ -132,7 +132,14 @@ def _record(store: ScoreStore, card: Scorecard, done: Published, *, keep: bool) 
     if keep:
         store.save(card)
     error = None if done.ok else done.problem()
-    store.mark_pushed(card.session_id, card.judge, card.model, card.rubric_version, error=error)
+    store.mark_pushed(
+        card.session_id,
+        card.judge,
+        card.model,
+        card.rubric_version,
+        error=error,
+        collection=card.collection,
+    )
 
 
 def _one_line(exc: BaseException) -> str:

@@ -3,8 +3,10 @@
 Two tables: `runs` (one judged session: provenance, usage, cost, Langfuse push state)
 and `scores` (one row per dimension of a run). Every write is one transaction, so a
 crash mid-write leaves nothing half-stored. Re-scoring a session with the same rubric
-version, judge kind and model replaces the earlier run; another model or rubric version
-is kept beside it (calibration compares them).
+version, judge kind and model in the same collection replaces the earlier run; another
+model or rubric version is kept beside it (calibration compares them), and so is a run
+of the other collection: a `calibration` run never replaces, hides or stands in for a
+`production` one (the default of every identity lookup here), nor the other way round.
 
 Everything stored passes through `redact_value` first.
 
@@ -33,7 +35,7 @@ from typing import Any
 
 from scorer._sqlite import connect, transaction, write_lock
 from scorer.errors import SinkError
-from scorer.models import DimensionScore, JudgeUsage, Scorecard, TimelineEvent
+from scorer.models import Scorecard, TimelineEvent
 from scorer.settings import get_settings
 from scorer.sinks._store_query import LIST_RUNS as _LIST_RUNS
 from scorer.sinks._store_query import (
@@ -46,117 +48,21 @@ from scorer.sinks._store_query import (
 )
 from scorer.sinks._store_query import filters as _filters
 from scorer.sinks._store_query import iso as _iso
+from scorer.sinks._store_rows import (
+    FIRST_SCORED,
+    card_from,
+    redacted,
+    run_row,
+    score_rows,
+    timeline_row,
+)
 from scorer.sinks._store_schema import AFTER as _AFTER
 from scorer.sinks._store_schema import MIGRATIONS as _MIGRATIONS
 
-__all__ = ["RunFilter", "RunSummary", "ScoreStore", "ScoreValue", "StoredRun"]
-
-_RUN_COLUMNS = (
-    *("session_id", "source", "status", "unscored_reason", "raw_reply", "judge", "model"),
-    *("prompt_version", "prompt_hash", "rubric_version", "rubric_hash", "package_version"),
-    *("recommendation", "summary", "accomplishments", "failures", "unknown_refs", "n_chunks"),
-    *("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests"),
-    *("cost_usd", "created_at", "meta", "collection"),
-)
-_SESSION_COLUMNS = ("started_at", "ended_at", "project", "branch", "agent_model")
-_JSON_COLUMNS = ("accomplishments", "failures", "unknown_refs", "meta")
-_IN_META = (
-    *("unscored_code", "answered_by", "effort", "backend", "refusals", "requirements"),
-    "goal_probability",
-)
-"""Card fields without a column of their own: kept in `meta` under `_META_KEY`."""
-_META_KEY = "_card"
-_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests")
-_IDENTITY = ("session_id", "source", "judge", "model", "rubric_version", "rubric_hash",
-             "prompt_version", "prompt_hash", "package_version", "status", "recommendation")  # fmt: skip
-
-
-FIRST_SCORED = "first_scored_at"
-"""Meta key: when this session was first scored with this rubric version, judge and model."""
-
+__all__ = ["FIRST_SCORED", "RunFilter", "RunSummary", "ScoreStore", "ScoreValue", "StoredRun"]
 
 _HINT = "; set SCORER_HOME to another folder"
 """Ends an error opening the store: how to get past it."""
-
-
-def _redacted(value: Any) -> Any:
-    """`value` with its secrets redacted (the rules load on the first write: reading the
-    store, as `scorer scores list` does, never needs them)."""
-    from scorer.prepare.redact import redact_value
-
-    return redact_value(value)[0]
-
-
-def _run_row(card: Scorecard) -> dict[str, Any]:
-    """The run's columns, secrets redacted; identity columns are taken verbatim."""
-    data = card.model_dump(mode="json", exclude={"scores"})
-    clean = _redacted(data)
-    for key in _IDENTITY:
-        clean[key] = data[key]
-    row = {k: clean[k] for k in _RUN_COLUMNS if k in clean and k not in _USAGE}
-    row.update({k: clean["usage"][k] for k in _USAGE})
-    row["created_at"] = _iso(card.created_at)
-    row["meta"] = {**row["meta"], _META_KEY: {k: clean[k] for k in _IN_META}}
-    for key in _JSON_COLUMNS:
-        row[key] = json.dumps(row[key], ensure_ascii=False)
-    info = clean["session"]
-    row.update({k: info[k] for k in (*_SESSION_COLUMNS, "title", "task")})
-    for key in ("started_at", "ended_at"):
-        when = getattr(card.session, key)
-        row[key] = _iso(when) if when else None
-    row["session_info"] = json.dumps(info, ensure_ascii=False)
-    return row
-
-
-def _timeline_row(card: Scorecard) -> tuple[Any, ...] | None:
-    """`timelines` row of the card's attached timeline (redacted again, gzip JSON)."""
-    if card.timeline is None:
-        return None
-    clean = _redacted([list(e) for e in card.timeline])
-    blob = gzip.compress(json.dumps(clean, ensure_ascii=False).encode(), compresslevel=6)
-    chars = sum(len(e[2]) for e in clean)
-    return (card.session_id, len(clean), chars, blob, _iso(datetime.now(UTC)))
-
-
-def _score_rows(card: Scorecard) -> list[tuple[Any, ...]]:
-    rows = []
-    for position, (name, score) in enumerate(card.scores.items()):
-        clean = _redacted(score.model_dump(mode="json"))
-        evidence = json.dumps(clean["evidence"], ensure_ascii=False)
-        rows.append(
-            (
-                card.session_id,
-                name,
-                score.value,
-                score.label,
-                score.normalized,
-                clean["rationale"],
-                evidence,
-                position,
-            )
-        )
-    return rows
-
-
-def _card_from(run: sqlite3.Row, scores: list[sqlite3.Row]) -> Scorecard:
-    data = {k: run[k] for k in _RUN_COLUMNS if k not in _USAGE}
-    for key in _JSON_COLUMNS:
-        data[key] = json.loads(data[key])
-    data.update(data["meta"].pop(_META_KEY, {}))
-    data["usage"] = JudgeUsage(**{k: run[k] for k in _USAGE})
-    data["session"] = json.loads(run["session_info"] or "{}")
-    data["scores"] = {
-        s["name"]: DimensionScore(
-            name=s["name"],
-            value=s["value"],
-            label=s["label"],
-            normalized=s["normalized"],
-            rationale=s["rationale"],
-            evidence=json.loads(s["evidence"]),
-        )
-        for s in scores
-    }
-    return Scorecard.model_validate(data)
 
 
 class ScoreStore:
@@ -266,15 +172,18 @@ class ScoreStore:
 
     def save(self, scorecard: Scorecard) -> int:
         """Store a scorecard (redacted), replacing an earlier run of the same session,
-        rubric version, judge kind and model. Returns the new run id.
+        rubric version, judge kind, model and collection. Returns the new run id.
 
         Raises:
             SinkError: The database could not be written; nothing was stored.
         """
-        scores = _score_rows(scorecard)
-        timeline = _timeline_row(scorecard)
-        key = (scorecard.session_id, scorecard.rubric_version, scorecard.judge, scorecard.model)
-        same_key = "session_id = ? AND rubric_version = ? AND judge = ? AND model IS ?"
+        scores = score_rows(scorecard)
+        timeline = timeline_row(scorecard)
+        card = scorecard
+        key = (card.session_id, card.rubric_version, card.judge, card.model, card.collection)
+        same_key = (
+            "session_id = ? AND rubric_version = ? AND judge = ? AND model IS ? AND collection = ?"
+        )
         try:
             with self._tx() as db:
                 prev = db.execute(
@@ -287,7 +196,7 @@ class ScoreStore:
                 scorecard.meta[FIRST_SCORED] = first or (
                     prev["created_at"] if prev else _iso(scorecard.created_at)
                 )
-                row = _run_row(scorecard)
+                row = run_row(scorecard)
                 columns = ", ".join(row)
                 marks = ", ".join("?" for _ in row)
                 db.execute(f"DELETE FROM runs WHERE {same_key}", key)
@@ -320,6 +229,7 @@ class ScoreStore:
         *,
         error: str | None = None,
         lost: bool = False,
+        collection: str = "production",
     ) -> int:
         """Record a Langfuse push: success sets `pushed_at`; `error` keeps it unpushed and
         stores the (redacted) reason; `lost` (with `error`) also clears `pushed_at`, for a
@@ -327,14 +237,14 @@ class ScoreStore:
         if error is None:
             sets, params = "pushed_at = ?, push_error = NULL", (_iso(datetime.now(UTC)),)
         elif lost:
-            sets, params = "pushed_at = NULL, push_error = ?", (_redacted(error),)
+            sets, params = "pushed_at = NULL, push_error = ?", (redacted(error),)
         else:
-            sets, params = "push_error = ?", (_redacted(error),)
+            sets, params = "push_error = ?", (redacted(error),)
         with self._tx() as db:
             cur = db.execute(
                 f"UPDATE runs SET {sets} WHERE session_id = ? AND judge = ? AND model IS ? "
-                "AND rubric_version = ?",
-                (*params, session_id, judge, model, rubric_version),
+                "AND rubric_version = ? AND collection = ?",
+                (*params, session_id, judge, model, rubric_version, collection),
             )
             return cur.rowcount
 
@@ -359,13 +269,21 @@ class ScoreStore:
                 tuple(chunk),
             ):
                 by_run[s["run_id"]].append(s)
-        return [(r, _card_from(r, by_run[r["id"]])) for r in runs]
+        return [(r, card_from(r, by_run[r["id"]])) for r in runs]
 
     def latest(
-        self, session_id: str, *, judge: str | None = None, model: str | None = None
+        self,
+        session_id: str,
+        *,
+        judge: str | None = None,
+        model: str | None = None,
+        collection: str | None = None,
     ) -> Scorecard | None:
-        """The most recent run of a session (optionally of one judge kind / model)."""
-        where, params = _filters(session_id=session_id, judge=judge, model=model)
+        """The most recent run of a session (optionally of one judge kind / model /
+        collection; None: any)."""
+        where, params = _filters(
+            session_id=session_id, judge=judge, model=model, collection=collection
+        )
         cards = self._cards(where, params, "ORDER BY created_at DESC, id DESC LIMIT 1")
         return cards[0] if cards else None
 
@@ -374,23 +292,37 @@ class ScoreStore:
         judge: str | None = None,
         model: str | None = None,
         rubric_version: str | None = None,
+        collection: str | None = None,
     ) -> list[Scorecard]:
-        """Every stored run matching the filters, oldest first (for calibration)."""
-        where, params = _filters(judge=judge, model=model, rubric_version=rubric_version)
+        """Every stored run matching the filters, oldest first (for calibration: every
+        collection unless `collection` is given)."""
+        where, params = _filters(
+            judge=judge, model=model, rubric_version=rubric_version, collection=collection
+        )
         return self._cards(where, params, "ORDER BY created_at, id")
 
     def unpushed(self) -> list[Scorecard]:
-        """Runs not yet pushed to Langfuse (including ones whose push failed), oldest first."""
-        return self._cards("pushed_at IS NULL", (), "ORDER BY created_at, id")
+        """Production runs not yet pushed to Langfuse (including ones whose push failed),
+        oldest first. Calibration runs are never pushed: their scores would take the ids,
+        hence the place, of the production scores of the same session."""
+        return self._cards(
+            "pushed_at IS NULL AND collection = 'production'", (), "ORDER BY created_at, id"
+        )
 
     def is_scored(
-        self, session_id: str, rubric_version: str, model: str | None, judge: str
+        self,
+        session_id: str,
+        rubric_version: str,
+        model: str | None,
+        judge: str,
+        collection: str = "production",
     ) -> bool:
-        """True when a *scored* run exists for this identity (unscored runs are retried)."""
+        """True when a *scored* run exists for this identity in `collection` (unscored
+        runs are retried; a calibration run never counts for production)."""
         rows = self._query(
             "SELECT 1 FROM runs WHERE session_id = ? AND rubric_version = ? AND model IS ? "
-            "AND judge = ? AND status = 'scored' LIMIT 1",
-            (session_id, rubric_version, model, judge),
+            "AND judge = ? AND collection = ? AND status = 'scored' LIMIT 1",
+            (session_id, rubric_version, model, judge, collection),
         )
         return bool(rows)
 

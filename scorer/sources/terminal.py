@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import EmptySessionError, SourceError
-from scorer.live.progress import estimate_progress, extract_signals
 from scorer.live.terminal import clean_terminal, is_cast_header, load_cast
 from scorer.models import Event, EventKind, Session, SourceKind
 from scorer.sources._common import number_events
@@ -74,6 +73,8 @@ class TerminalFileSource:
         if not text.strip():
             raise EmptySessionError(f"{self.path} shows no terminal text")
         terminal = terminal_events(text)
+        from scorer.live.progress import estimate_progress, extract_signals  # casts only
+
         signals = extract_signals("\n".join(e.text for e in terminal))
         estimate = estimate_progress(signals)
         note = Event(

@@ -141,21 +141,21 @@ def test_plots_need_no_extra_and_leave_the_pyplot_backend_alone(result, tmp_path
     import matplotlib
 
     before = matplotlib.get_backend()
-    write_report(result, tmp_path, fmt="html")
+    write_report(result, tmp_path / "r", fmt="html")
     assert matplotlib.get_backend() == before
 
 
 def test_tables_only_without_matplotlib(result, tmp_path, monkeypatch):
     monkeypatch.setattr(plots, "figure_class", lambda: None)
-    text = write_report(result, tmp_path).read_text()
+    text = write_report(result, tmp_path / "r").read_text()
     assert "matplotlib could not be imported" in text
     assert "![" not in text
-    assert not (tmp_path / "plots").exists()
+    assert not (tmp_path / "r" / "plots").exists()
 
 
 def test_bad_format(result, tmp_path):
     with pytest.raises(ConfigError, match="unknown report format 'pdf'"):
-        write_report(result, tmp_path, fmt="pdf")
+        write_report(result, tmp_path / "r", fmt="pdf")
 
 
 def test_render_table(result):

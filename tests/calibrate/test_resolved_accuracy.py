@@ -43,5 +43,5 @@ def test_reports_show_the_resolved_metric(tmp_path):
     assert goal.resolved_balanced_accuracy == pytest.approx(0.5)
     headers = [c.header for c in render_table(result).columns]
     assert "bal.acc res." in headers
-    text = (write_report(result, tmp_path, fmt="md")).read_text()
+    text = (write_report(result, tmp_path / "r", fmt="md")).read_text()
     assert "bal.acc res." in text and "0.50 [" in text

@@ -36,20 +36,23 @@ def test_bad_ground_truth_is_one_line():
     assert "ground truth 'nope.csv'" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_file_ground_truth_without_scores_reports_zero_pairs(tmp_path):
+def test_file_ground_truth_without_scores_is_nothing_to_report(tmp_path):
+    """Zero pairs is not a report: one line, exit 1, no report written (issue 33 item 2)."""
     labels = FIXTURES / "calibrate" / "labels.csv"
     result = runner.invoke(app, ["calibrate", "--ground-truth", str(labels), "--n-boot", "0",
-                                 "--out", str(tmp_path), "--json"])  # fmt: skip
-    assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["agreements"] == []
+                                 "--out", str(tmp_path / "r"), "--json"])  # fmt: skip
+    assert result.exit_code == 1, result.stderr
+    assert result.stdout == "" and not (tmp_path / "r").exists()
+    assert "error: no heuristic judge scorecard matches the 5 labels: nothing to compare" in (
+        result.stderr
+    )
 
 
 def test_terminal_bench_ground_truth_is_both_backends_by_default(terminal_bench_all):
     args = ["calibrate", "--ground-truth", "terminal-bench", "--no-score-missing", "--json"]
     result = runner.invoke(app, [*args, "--n-boot", "0", "--out", "report"])
-    assert result.exit_code == 0, result.stderr
     assert (
         "160 ground-truth labels from terminal-bench (claude_code_coder 80, claude_code_gpt5 80)"
         in result.stderr
     )
-    assert json.loads(result.stdout)["n_labels"] == 160
+    assert result.exit_code == 1  # nothing stored to compare with: the labels were all read

@@ -63,8 +63,9 @@ def test_max_cost_stops_starting_sessions_and_a_rerun_continues(bench, monkeypat
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         get_settings.cache_clear()
         capped = calibrate(bench, "--max-cost", "0.0001", "--concurrency", "1")
-        assert capped.exit_code == 0, capped.stderr
+        assert capped.exit_code == 5, capped.stderr  # not finished: no report replaced
         assert f"{N} sessions not started" in capped.stderr and server.calls == 0
+        assert "the report in" in capped.stderr and not (bench.parent / "r").exists()
         rest = calibrate(bench)
         assert f"scored {N} sessions" in rest.stderr and len(llm_cards()) == N
 
@@ -90,8 +91,8 @@ def test_sessions_that_fail_after_their_notes_calls_still_count_their_cost(bench
         monkeypatch.setenv("SCORER_CHUNK_BUDGET", "9000")  # chunked: notes calls, then a final
         get_settings.cache_clear()
         result = calibrate(bench, "--concurrency", "2")
-    assert result.exit_code == 0, result.stderr
-    assert server.input_tokens > 0 and "scored" not in result.stderr
+    assert result.exit_code == 6, result.stderr  # sessions failed: run it again
+    assert server.input_tokens > 0 and "scored 4" not in result.stderr
     assert result.stderr.count("failed ") >= N
     spent = result.stderr.split(f"judge calls made before {N} sessions failed cost $")[1]
     assert float(spent.split()[0]) > 0

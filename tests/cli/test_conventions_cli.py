@@ -160,10 +160,11 @@ def test_dash_reads_calibration_labels_from_stdin(tmp_path):
     labels = "session_id,dimension,value\nabc,goal_achievement,complete\n"
     args = ["calibrate", "--ground-truth", "-", "--n-boot", "0", "--out", str(tmp_path / "r")]
     result = runner.invoke(app, args, input=labels)
-    assert result.exit_code == 0, result.output
     assert "1 ground-truth label from -" in result.stderr
+    # read, but no stored scorecard matches it: nothing to compare (issue 33 item 2)
+    assert result.exit_code == 1 and "nothing to compare" in result.stderr, result.output
     jsonl = '{"session_id": "abc", "dimension": "goal_achievement", "value": "complete"}\n'
-    assert runner.invoke(app, args, input=jsonl).exit_code == 0
+    assert "1 ground-truth label from -" in runner.invoke(app, args, input=jsonl).stderr
 
 
 def test_judge_defaults_to_auto_everywhere_and_says_which(tmp_path):

@@ -512,6 +512,9 @@ class FakeJudgeServer:
         self.batch_polls = batch_polls
         self.on_create: Callable[[str], None] | None = None
         self.create_faults: list[int] = []
+        self.gate: threading.Event | None = None
+        """When set to an Event, every `/v1/messages` call waits for it before answering
+        (tests hold the calls of several processes until all of them have started)."""
         self._lock = threading.Lock()
         self._server = Loopback(self.handle)
         self.url = self._server.url
@@ -594,6 +597,8 @@ class FakeJudgeServer:
             count = {"input_tokens": self.counter.count(_request_text(body))}
             MessageTokensCount.model_validate(count)
             return 200, count, {}
+        if self.gate is not None:
+            self.gate.wait()
         with self._lock:
             self.calls += 1
             fault = self.faults.pop(0) if self.faults else None

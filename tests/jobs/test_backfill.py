@@ -58,8 +58,11 @@ def test_one_bad_session_does_not_stop_the_batch(projects, judge_env):
     assert row["state"] == "failed" and row["reason"] == failure.reason
 
 
-def test_dry_run_estimate_within_10_percent_and_spends_nothing(projects, judge_env):
+def test_dry_run_estimate_within_10_percent_and_spends_nothing(projects, judge_env, monkeypatch):
+    """The first verdicts' tokens (second opinions are an expectation over the dev share;
+    tests/jobs/test_estimate.py prices them)."""
     root, _ = projects
+    monkeypatch.setenv("SCORER_SECOND_OPINIONS", "0")
     with FakeJudgeServer() as server:
         judge_env(server)
         dry = run_backfill(opts(root, dry_run=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from scorer.cli.main import app
@@ -28,9 +29,18 @@ def demo():
     return prepare(resolve(str(DEMO)).load())
 
 
-def estimator_judge(model: str = "claude-sonnet-5-5", effort: str | None = None, client=None):
-    """The judge an estimate prices, as the CLI builds it (no client: no key)."""
-    config = JudgeConfig.from_settings(get_settings(), model=model, effort=effort)
+def estimator_judge(
+    model: str = "claude-sonnet-5-5",
+    effort: str | None = None,
+    client=None,
+    *,
+    second_opinions: bool = False,
+):
+    """The judge an estimate prices, as the CLI builds it (no client: no key); the first
+    verdict alone unless `second_opinions`."""
+    config = JudgeConfig.from_settings(
+        get_settings(), model=model, effort=effort, second_opinions=second_opinions
+    )
     return AnthropicJudge(client, config, verify_tokens=False)
 
 
@@ -52,6 +62,31 @@ def test_output_estimate_includes_thinking_at_the_effort():
     assert medium.output_tokens == expected_output("score", "medium")
     assert high.output_tokens > medium.output_tokens and high.cost_usd > medium.cost_usd
     assert "thinking at effort high" in high.output_basis
+
+
+def test_second_opinions_add_the_dev_share_of_two_calls_over_one_cached_prefix():
+    """On by default: the uncertain band's dev share times two scoring calls, the prefix
+    written once and read once, priced at the full (not batch) rate."""
+    prepared = demo()
+    first = E.estimate_prepared(prepared, estimator_judge())
+    judge = estimator_judge(second_opinions=True)
+    both = E.estimate_prepared(prepared, judge)
+    share = judge.config.goal_models.llm.in_band_share
+    assert 0 < share < 1 and both.second_opinions == pytest.approx(2 * share)
+    assert both.input_tokens == first.input_tokens + round(share * first.input_tokens)
+    assert both.output_tokens == first.output_tokens + round(
+        share * 2 * expected_output("score", "medium")
+    )
+    prices = judge.pricing.price(judge.model)  # sonnet 5.5: writes at 1.25 x input
+    extra = share * (
+        first.input_tokens * (1.25 * prices.input + prices.cache_read) / 1e6
+        + 2 * expected_output("score", "medium") * prices.output / 1e6
+    )
+    assert both.cost_usd == pytest.approx(first.cost_usd + extra)
+    assert first.second_opinions == 0
+    batch = E.estimate_prepared(prepared, judge, batch=True)
+    first_batch = E.estimate_prepared(prepared, estimator_judge(), batch=True)
+    assert batch.cost_usd - first_batch.cost_usd == pytest.approx(extra)
 
 
 def test_with_a_key_count_tokens_decides_and_is_cached_on_disk(monkeypatch, clean_env):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -116,3 +117,30 @@ def test_chunk_notes_schema_fields():
         "evidence",
         "open_questions",
     ]
+
+
+def test_the_shipped_schemas_are_what_the_installed_sdk_makes():
+    """`structured_schemas.json` spares a process the SDK's import (3 s of CPU); it must
+    stay what `transform_schema` makes of the default rubric's models, in the same order
+    (the model writes the properties in the order of the schema). When this fails, renew
+    it: `python -c "from scorer.judge.schema import renew_shipped; renew_shipped()"`."""
+    from scorer.judge.schema import SHIPPED, schema_key, shipped_models
+    from scorer.judge.sdk import transform_schema
+
+    shipped = json.loads(SHIPPED.read_text())
+    expected = {schema_key(m): transform_schema(m) for m in shipped_models()}
+    assert json.dumps(shipped) == json.dumps(expected)
+
+
+def test_another_rubric_gets_its_schema_from_the_sdk(tmp_path):
+    from scorer.judge.rubric import load_rubric
+    from scorer.judge.schema import schema_key, structured_schema
+    from scorer.judge.sdk import transform_schema
+
+    folder = tmp_path / "configs"
+    shutil.copytree(data_dir("score_configs"), folder)
+    path = folder / "goal_achievement.toml"
+    path.write_text(path.read_text().replace('description = "', 'description = "Ours: ', 1))
+    model = scoring_model(load_rubric(folder))
+    assert schema_key(model) != schema_key(scoring_model(default_rubric()))
+    assert structured_schema(model) == transform_schema(model)

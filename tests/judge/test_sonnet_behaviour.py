@@ -188,8 +188,8 @@ def test_the_output_schema_is_built_once_per_process(monkeypatch):
     from scorer.judge import schema
 
     built: list[str] = []
-    real = schema.transform_schema
-    monkeypatch.setattr(schema, "transform_schema", lambda m: built.append(m.__name__) or real(m))
+    real = schema.structured_schema
+    monkeypatch.setattr(schema, "structured_schema", lambda m: built.append(m.__name__) or real(m))
     schema.output_config.cache_clear()
     fake = FakeAnthropic([message_response(valid_scoring_payload())] * 3)
     judge = make_judge(fake)

@@ -13,7 +13,8 @@ Sources (read from anthropics/claude-plugins-official@340e33a, plugin-dev skill)
   required by the repo's validator; `allowed-tools`, `argument-hint`, `model`);
 - `.claude-plugin/marketplace.json` of that repository and of
   langfuse/claude-observability-plugin: marketplace (name, owner.name, plugins[] with
-  name and source; `"./"` for a repository that is its own marketplace).
+  name and source: a relative folder such as `"./plugin"`, which is all an install copies,
+  or `"./"` for a repository that is the plugin itself).
 """
 
 from __future__ import annotations

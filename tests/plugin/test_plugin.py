@@ -1,6 +1,7 @@
-"""The Claude Code plugin in the repository: its files validate against the documented
-schema (`tests/plugin/schemas.py`), and the exact commands that hooks.json and the slash
-commands register run as Claude Code runs them."""
+"""The Claude Code plugin in the repository (`plugin/`, the folder the root
+marketplace.json points to): its files validate against the documented schema
+(`tests/plugin/schemas.py`), and the exact commands that hooks.json and the slash commands
+register run as Claude Code runs them."""
 
 from __future__ import annotations
 
@@ -8,94 +9,62 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import time
 import tomllib
 from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml  # a dev extra (pip install -e '.[dev]'), like jsonschema
 
 from tests.conftest import REPO, require
 from tests.jobs.hook.helpers import (
     REAL,
-    SCORER,
-    Ran,
     assert_quick_and_silent,
-    hook_env,
     log_text,
     payload,
     real,
-    run_hook,
     stored_runs,
     wait_log,
     wait_settled,
 )
+from tests.plugin.helpers import (
+    BANG,
+    PLUGIN_DIR,
+    SUBSTITUTIONS,
+    TOOL_HEAVY,
+    command_line,
+    frontmatter,
+    hook_commands,
+    plugin_env,
+    read_json,
+    run_shell,
+    validate,
+    with_scorer,
+)
 from tests.plugin.schemas import COMMAND_FRONTMATTER, HOOKS, MARKETPLACE, PLUGIN
-
-TOOL_HEAVY = next(r for r in REAL if r.endswith("/tool_heavy.jsonl"))
-BANG = re.compile(r"^!`(?P<command>[^`]+)`$", re.MULTILINE)
-"""A command file's `!`…`` line: run by Claude Code before the prompt reaches the model."""
-BASE_PATH = "/usr/bin:/bin"
-
-
-def _json(relative: str) -> dict:
-    return json.loads((REPO / relative).read_text())
-
-
-def _validate(document: object, schema: dict) -> None:
-    validator = jsonschema.Draft202012Validator(
-        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-    )
-    validator.validate(document)
-
-
-def frontmatter(path: Path) -> tuple[dict, str]:
-    text = path.read_text()
-    match = re.match(r"^---\s*\n(.*?)---\s*\n", text, re.DOTALL)
-    assert match, f"{path.name} has no frontmatter"
-    return yaml.safe_load(match.group(1)), text[match.end() :]
-
-
-def hook_commands() -> dict[str, str]:
-    """Event → the command hooks.json registers for it."""
-    hooks = _json("hooks/hooks.json")["hooks"]
-    return {event: groups[0]["hooks"][0]["command"] for event, groups in hooks.items()}
-
-
-def plugin_env(home: Path, path: str = BASE_PATH, **extra: str) -> dict[str, str]:
-    """What a hook sees: CLAUDE_PLUGIN_ROOT and a PATH (with the scorer or without)."""
-    return hook_env(home, CLAUDE_PLUGIN_ROOT=str(REPO), PATH=path, **extra)
-
-
-def with_scorer() -> str:
-    return f"{SCORER.parent}:{BASE_PATH}"
-
-
-def run_shell(command: str, env: dict[str, str], body: bytes = b"", cwd: Path | None = None) -> Ran:
-    """`command` as Claude Code runs a hook command: through a shell, payload on stdin."""
-    return run_hook(body, env, ["sh", "-c", command], cwd=cwd)
-
 
 # --- the files -------------------------------------------------------------------------
 
 
 def test_the_manifests_validate_and_agree():
-    plugin = _json(".claude-plugin/plugin.json")
-    market = _json(".claude-plugin/marketplace.json")
-    _validate(plugin, PLUGIN)
-    _validate(market, MARKETPLACE)
+    plugin = read_json("plugin/.claude-plugin/plugin.json")
+    market = read_json(".claude-plugin/marketplace.json")
+    validate(plugin, PLUGIN)
+    validate(market, MARKETPLACE)
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     assert plugin["version"] == version
     (entry,) = market["plugins"]
     assert entry["name"] == plugin["name"] == market["name"] == "session-scorer"
     assert entry["version"] == version
-    assert (REPO / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
+    assert (REPO / entry["source"]).resolve() == PLUGIN_DIR
+    assert (PLUGIN_DIR / ".claude-plugin" / "plugin.json").is_file()
+    # Only the marketplace's own file stays at the root: the plugin is all in its folder.
+    assert sorted(p.name for p in (REPO / ".claude-plugin").iterdir()) == ["marketplace.json"]
+    assert not (REPO / "hooks").exists() and not (REPO / "commands").exists()
 
 
 def test_the_schema_rejects_what_the_documentation_rejects():
-    good = _json(".claude-plugin/plugin.json")
+    good = read_json("plugin/.claude-plugin/plugin.json")
     for bad in (
         {**good, "name": "Session Scorer"},
         {**good, "version": "1.0"},
@@ -104,8 +73,8 @@ def test_the_schema_rejects_what_the_documentation_rejects():
         {"version": "0.1.0"},
     ):
         with pytest.raises(jsonschema.ValidationError):
-            _validate(bad, PLUGIN)
-    hooks = _json("hooks/hooks.json")
+            validate(bad, PLUGIN)
+    hooks = read_json("plugin/hooks/hooks.json")
     for bad in (
         {"SessionEnd": hooks["hooks"]["SessionEnd"]},  # the settings format, no wrapper
         {"hooks": {"SessionStop": hooks["hooks"]["SessionEnd"]}},
@@ -113,31 +82,42 @@ def test_the_schema_rejects_what_the_documentation_rejects():
         {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 0}]}]}},
     ):
         with pytest.raises(jsonschema.ValidationError):
-            _validate(bad, HOOKS)
+            validate(bad, HOOKS)
 
 
 def test_hooks_json_registers_session_end_and_stop_through_the_plugin_root():
-    _validate(_json("hooks/hooks.json"), HOOKS)
+    validate(read_json("plugin/hooks/hooks.json"), HOOKS)
     commands = hook_commands()
     assert set(commands) == {"SessionEnd", "Stop"}
     for event, command in commands.items():
         assert command == f'sh "${{CLAUDE_PLUGIN_ROOT}}/hooks/scorer.sh" hook {event}'
-    assert os.access(REPO / "hooks" / "scorer.sh", os.X_OK)
+    assert os.access(PLUGIN_DIR / "hooks" / "scorer.sh", os.X_OK)
 
 
-def test_the_command_files_validate():
-    files = sorted((REPO / "commands").glob("*.md"))
+def test_the_command_filesvalidate():
+    files = sorted((PLUGIN_DIR / "commands").glob("*.md"))
     assert [f.stem for f in files] == ["score", "view-scores"]
     for path in files:
         meta, body = frontmatter(path)
-        _validate(meta, COMMAND_FRONTMATTER)
+        validate(meta, COMMAND_FRONTMATTER)
         assert re.fullmatch(r"[a-z][a-z0-9-]*", path.stem)
         lines = BANG.findall(body)
         assert len(lines) == 1, path.name
         # The allowed tools cover the command that runs; its script exists.
         assert meta["allowed-tools"] == "Bash(sh:*)" and lines[0].startswith("sh ")
         script = re.search(r"\$\{CLAUDE_PLUGIN_ROOT\}/(\S+?)\"", lines[0]).group(1)
-        assert (REPO / script).is_file()
+        assert (PLUGIN_DIR / script).is_file()
+
+
+def test_command_lines_pass_the_default_permission_check():
+    """No shell expansion Claude Code would have to refuse: only its own substitutions,
+    and every path is the scorer's to compute."""
+    for path in sorted((PLUGIN_DIR / "commands").glob("*.md")):
+        (line,) = BANG.findall(frontmatter(path)[1])
+        braces = set(re.findall(r"\$\{([^}]*)\}", line))
+        assert braces <= SUBSTITUTIONS, f"{path.name}: ${{{braces - SUBSTITUTIONS}}}"
+        rest = re.sub(r"\$\{[^}]*\}|\$ARGUMENTS", "", line)
+        assert "$" not in rest and "~" not in rest and "`" not in rest, path.name
 
 
 # --- the hooks, run as registered ------------------------------------------------------
@@ -176,24 +156,12 @@ def test_the_kill_switch_stops_the_hook_before_python(tmp_path):
     assert not home.exists()
 
 
-@pytest.fixture
-def no_scorer(tmp_path):
-    """A machine where session-scorer is not installed: a PATH and HOME without it."""
-    probe = subprocess.run(
-        ["python3", "-c", "import scorer.cli.entry"], env={"PATH": BASE_PATH}, capture_output=True
-    )
-    if probe.returncode == 0:
-        pytest.skip("the system python3 has session-scorer installed")
-    home_dir = tmp_path / "user"
-    home_dir.mkdir()
-    env = {"PATH": BASE_PATH, "HOME": str(home_dir), "CLAUDE_PLUGIN_ROOT": str(REPO)}
-    return home_dir, env
-
-
-def test_without_the_scorer_the_hook_says_once_in_the_log_how_to_install(no_scorer, tmp_path):
+def test_without_the_scorer_or_a_source_the_hook_says_once_in_the_log_how_to_install(
+    no_scorer, tmp_path
+):
     home_dir, env = no_scorer
-    plugin = tmp_path / "plugin"  # an installed copy, without a .venv of its own
-    shutil.copytree(REPO / "hooks", plugin / "hooks")
+    plugin = tmp_path / "plugin"  # a copy in no checkout and no plugin cache
+    shutil.copytree(PLUGIN_DIR, plugin)
     env["CLAUDE_PLUGIN_ROOT"] = str(plugin)
     command = hook_commands()["SessionEnd"]
     for _ in range(3):
@@ -202,9 +170,12 @@ def test_without_the_scorer_the_hook_says_once_in_the_log_how_to_install(no_scor
         )
     log = (home_dir / ".local/share/session-scorer/logs/hook.log").read_text()
     assert log.count("session-scorer is not installed") == 1
-    assert f'pipx install "{plugin}"' in log
-    done = run_shell(f'sh "{plugin}/hooks/scorer.sh" hook --now --session-id s', env).done
-    assert done.returncode == 1 and b"session-scorer is not installed" in done.stdout
+    assert "pipx install /path/to/session-scorer" in log and "SCORER_INSTALL_SOURCE" in log
+    assert "Traceback" not in log
+    done = run_shell(f'sh "{plugin}/hooks/scorer.sh" score', env).done
+    assert done.returncode == 0 and done.stderr == b""  # a slash command shows its text
+    (line,) = done.stdout.decode().splitlines()
+    assert line.startswith("session-scorer is not installed") and "SCORER_BIN" in line
 
 
 def test_the_scorer_is_found_off_path(no_scorer, tmp_path):
@@ -214,7 +185,7 @@ def test_the_scorer_is_found_off_path(no_scorer, tmp_path):
     for where, name in ((local_bin, "scorer"), (tmp_path, "my-scorer")):
         (where / name).write_text(f'#!/bin/sh\necho "{name} $*"\n')
         (where / name).chmod(0o755)
-    script = f'sh "{REPO}/hooks/scorer.sh" hook --now --session-id s'
+    script = f'sh "{PLUGIN_DIR}/hooks/scorer.sh" hook --now --session-id s'
     assert run_shell(script, env).done.stdout == b"scorer hook --now --session-id s\n"
     env["SCORER_BIN"] = str(tmp_path / "my-scorer")
     assert run_shell(script, env).done.stdout == b"my-scorer hook --now --session-id s\n"
@@ -223,27 +194,47 @@ def test_the_scorer_is_found_off_path(no_scorer, tmp_path):
 # --- the slash commands, run as written ------------------------------------------------
 
 
-def command_line(name: str, session_id: str = "", arguments: str = "") -> str:
-    """The `!` line of a command file after Claude Code's substitutions."""
-    _, body = frontmatter(REPO / "commands" / f"{name}.md")
-    (line,) = BANG.findall(body)
-    line = line.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO))
-    return line.replace("${CLAUDE_SESSION_ID}", session_id).replace("$ARGUMENTS", arguments)
-
-
 def test_score_shows_the_scorecard_of_the_current_session(tmp_path, cc_projects):
     session_id = "7e57ab1e-0000-4000-8000-000000000001"
     projects = tmp_path / "claude" / "projects" / "-workspace"
     projects.mkdir(parents=True)
     shutil.copyfile(real(TOOL_HEAVY), projects / f"{session_id}.jsonl")
-    env = plugin_env(tmp_path / "home", with_scorer(), SCORER_CLAUDE_PROJECTS=str(projects.parent))
-    done = run_shell(command_line("score", session_id), env, cwd=tmp_path).done
+    env = plugin_env(
+        tmp_path / "home", with_scorer(), SCORER_CLAUDE_PROJECTS=str(projects.parent),
+        CLAUDE_CODE_SESSION_ID=session_id,  # what Claude Code gives a command's `!` line
+    )  # fmt: skip
+    done = run_shell(command_line("score"), env, cwd=tmp_path).done
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
     assert out.startswith(f"**Session `{session_id}`**, scored by heuristic")
     assert "| tool_efficiency |" in out and "Recommendation:" in out
-    rescored = run_shell(command_line("score", session_id, "--rescore"), env).done.stdout
+    rescored = run_shell(command_line("score", "--rescore"), env).done.stdout
     assert rescored.decode().startswith(f"**Session `{session_id}`**")  # judged again
+
+
+def test_score_as_the_first_prompt_says_in_one_line_there_is_nothing_yet(tmp_path):
+    """Claude Code runs the `!` line before it writes the session's transcript."""
+    projects = tmp_path / "claude" / "projects"
+    (projects / "-workspace").mkdir(parents=True)
+    env = plugin_env(
+        tmp_path / "home", with_scorer(), SCORER_CLAUDE_PROJECTS=str(projects),
+        CLAUDE_CODE_SESSION_ID="7e57ab1e-0000-4000-8000-0000000000ff",
+    )  # fmt: skip
+    done = run_shell(command_line("score"), env, cwd=tmp_path).done
+    assert (done.returncode, done.stderr) == (0, b"")
+    (line,) = done.stdout.decode().splitlines()
+    assert line.startswith("Nothing to score yet: this session has no transcript so far")
+    empty = projects / "-workspace" / "7e57ab1e-0000-4000-8000-0000000000ff.jsonl"
+    queued = {"type": "queue-operation", "operation": "enqueue", "content": "/score",
+              "sessionId": empty.stem, "timestamp": "2026-11-28T09:34:42.878Z"}  # fmt: skip
+    empty.write_text(json.dumps(queued) + "\n")  # all there is before the first turn
+    done = run_shell(command_line("score"), env, cwd=tmp_path).done
+    assert (done.returncode, done.stderr) == (0, b"")
+    (line,) = done.stdout.decode().splitlines()
+    assert line.startswith("Nothing to score yet: ") and "no prompts" in line
+    del env["CLAUDE_CODE_SESSION_ID"]  # not run by Claude Code at all
+    done = run_shell(command_line("score"), env, cwd=tmp_path).done
+    assert done.returncode == 0 and done.stdout.startswith(b"No session to score")
 
 
 def test_view_scores_writes_the_viewer_and_opens_it(tmp_path):
@@ -254,7 +245,8 @@ def test_view_scores_writes_the_viewer_and_opens_it(tmp_path):
     env = plugin_env(tmp_path / "home", with_scorer(), HOME=str(tmp_path), BROWSER=str(browser))
     done = run_shell(command_line("view-scores"), env, cwd=tmp_path).done
     assert done.returncode == 0, done.stderr
-    page = tmp_path / ".cache" / "session-scorer" / "view.html"
+    page = tmp_path / "home" / "cache" / "view.html"  # SCORER_CACHE_DIR, not the project
+    assert not list(tmp_path.glob("*.html"))
     assert page.is_file() and "<html" in page.read_text()[:500].lower()
     wait_for_file(opened)
     assert opened.read_text().strip() == page.resolve().as_uri()
@@ -282,5 +274,5 @@ def test_every_hook_setting_is_documented():
 
     doc = (REPO / "docs" / "plugin.md").read_text()
     names = [f.validation_alias for n, f in Settings.model_fields.items() if n.startswith("hook_")]
-    assert len(names) == 9
+    assert len(names) == 12
     assert [n for n in names if f"`{n}`" not in doc] == []

@@ -97,3 +97,25 @@ def test_search_treats_like_wildcards_literally(tmp_path: Path) -> None:
         store.save(make_card("b", session=SessionInfo(title="1000 done")))
         assert [r.card.session_id for r in store.runs(RunFilter(search="100%"))] == ["a"]
         assert [r.card.session_id for r in store.runs(RunFilter(search="_done"))] == []
+
+
+def test_collections_are_apart_for_the_same_judge_identity(tmp_path: Path) -> None:
+    """A calibration run of a session never replaces, hides or stands in for its production
+    run of the same judge, model and rubric (issue 33 item 3), nor the other way round."""
+    with ScoreStore(tmp_path / "s.sqlite3") as store:
+        calib = make_card("s1", values={"output_quality": 2})
+        calib.collection = "calibration"
+        store.save(calib)
+        key = ("s1", calib.rubric_version, calib.model, calib.judge)
+        assert not store.is_scored(*key)  # production: nothing yet
+        assert store.is_scored(*key, collection="calibration")
+        assert store.unpushed() == []  # a calibration run is never pushed
+        store.save(make_card("s1", values={"output_quality": 4}))
+        assert store.is_scored(*key) and store.count_runs(RunFilter(collection=None)) == 2
+        prod = store.latest("s1", collection="production")
+        assert prod is not None and prod.scores["output_quality"].value == 4
+        assert [c.collection for c in store.unpushed()] == ["production"]
+        store.mark_pushed("s1", calib.judge, calib.model, calib.rubric_version)
+        assert store.unpushed() == []
+        (kept,) = store.runs(RunFilter(collection="calibration"))
+        assert kept.card.scores["output_quality"].value == 2 and kept.pushed_at is None

@@ -20,8 +20,9 @@ from pathlib import Path
 
 
 def worker_argv(argv: list[str]) -> list[str]:
-    """The worker's command line: this interpreter, `scorer.cli.hook --worker ARGV…`."""
-    return [sys.executable, "-m", "scorer.cli.hook", "--worker", *argv]
+    """The worker's command line: this interpreter, `scorer.cli.hook_worker ARGV…` (the
+    worker's own entry point, which loads no more than the job needs)."""
+    return [sys.executable, "-m", "scorer.cli.hook_worker", *argv]
 
 
 def _spawn(command: list[str], cwd: Path | None) -> int:

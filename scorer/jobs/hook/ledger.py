@@ -19,13 +19,20 @@ One row per (session, judge identity). `identity` names what makes a score compa
 States::
 
     running → scored | unscored | skipped (too small) | capped (cost cap) | failed
+            → queued → submitted → scored | unscored | failed   (SCORER_HOOK_MODE=batch)
+
+A `queued` session waits for a Message Batch (`jobs.hook.queue`): a hook with more work
+updates its fingerprint, an unchanged one leaves it. A `submitted` one is in a batch
+(`batch_id`) and holds its cost reservation until it is collected; a hook that saw more
+work meanwhile leaves the newer fingerprint `pending`, and the collector queues it again.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +41,9 @@ from typing import Any, Literal
 from scorer._sqlite import connect, transaction, write_lock
 from scorer.errors import SinkError
 
-State = Literal["running", "scored", "unscored", "skipped", "capped", "failed"]
+State = Literal[
+    "running", "scored", "unscored", "skipped", "capped", "failed", "queued", "submitted"
+]
 STALE_AFTER = timedelta(hours=3)
 """A `running` claim this old is abandoned even if its pid is alive (pids get reused)."""
 
@@ -55,6 +64,8 @@ CREATE TABLE IF NOT EXISTS hook_sessions (
     runs INTEGER NOT NULL DEFAULT 0,
     started_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
+    queued_at TEXT,
+    batch_id TEXT,
     PRIMARY KEY (session_id, identity)
 );
 CREATE TABLE IF NOT EXISTS hook_spend (
@@ -77,6 +88,10 @@ _DONE: frozenset[str] = frozenset({"scored", "unscored", "skipped"})
 """States that stand while the transcript is unchanged."""
 _CARDS: frozenset[str] = frozenset({"scored", "unscored"})
 """States with a stored card (what an explicit request shows instead of judging again)."""
+_WORKING: frozenset[str] = frozenset({"running", "submitted"})
+"""States in which the session is being judged: a newer transcript waits as `pending`."""
+_NEWER = ("queued_at", "batch_id")
+"""Columns newer than a ledger file written by an older version (added on open)."""
 
 
 def _now() -> datetime:
@@ -142,17 +157,37 @@ def decide(
         if alive and now - started < STALE_AFTER:
             return False, f"being scored by process {row['pid']}"
         return True, f"took over from process {row['pid']} (gone)"
+    if row["state"] == "submitted":  # already paid for: even `--rescore` waits for it
+        return False, f"in Message Batch {row['batch_id'] or '(being sent)'}"
     if force:
         return True, "asked for"
     if not same:
         return True, "the transcript changed"
     if row["state"] in (_CARDS if explicit else _DONE):
         return False, f"unchanged since it was {row['state']}"
+    if row["state"] == "queued" and not explicit:
+        return False, "already queued for a Message Batch"
     if explicit:
         return True, f"asked for after {row['state']}"
     if row["state"] == "failed" and not row["retry"]:
         return False, f"unchanged since it failed ({row['reason']})"
     return True, f"retrying after {row['state']}"
+
+
+def committed_today(db: sqlite3.Connection, session_id: str, identity: str) -> float:
+    """USD automatic scoring spent today plus what other sessions hold: those being judged
+    now (`running`, unless abandoned) and those in a Message Batch (`submitted`)."""
+    horizon = (_now() - STALE_AFTER).isoformat()
+    spent = db.execute(
+        "SELECT COALESCE(SUM(cost_usd), 0) FROM hook_spend WHERE day = ? AND automatic",
+        (today(),),
+    ).fetchone()[0]
+    held = db.execute(
+        "SELECT COALESCE(SUM(reserved_usd), 0) FROM hook_sessions WHERE ((state = 'running' "
+        "AND started_at > ?) OR state = 'submitted') AND NOT (session_id = ? AND identity = ?)",
+        (horizon, session_id, identity),
+    ).fetchone()[0]
+    return float(spent + held)
 
 
 class HookLedger:
@@ -173,6 +208,7 @@ class HookLedger:
             self._db = connect(self.path)
             with self._write_lock:
                 self._db.executescript(_SCHEMA)
+                self._add_columns()
         except (sqlite3.Error, OSError) as exc:
             raise SinkError(f"cannot open the hook ledger in {self.path}: {exc}") from exc
 
@@ -185,8 +221,39 @@ class HookLedger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
-        return transaction(self._db, self._write_lock)
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; SQLite's errors (a lock held past its wait, a broken
+        file) become `SinkError`, which the worker answers with a retry file."""
+        try:
+            with transaction(self._db, self._write_lock) as db:
+                yield db
+        except sqlite3.Error as exc:
+            raise SinkError(f"the hook ledger in {self.path} failed: {exc}") from exc
+
+    def _one(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Row | None:
+        try:
+            row: sqlite3.Row | None = self._db.execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            raise SinkError(f"the hook ledger in {self.path} failed: {exc}") from exc
+        return row
+
+    def _add_columns(self) -> None:
+        have = {r[1] for r in self._db.execute("PRAGMA table_info(hook_sessions)")}
+        for column in (c for c in _NEWER if c not in have):
+            try:
+                self._db.execute(f"ALTER TABLE hook_sessions ADD COLUMN {column} TEXT")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
+
+    def tx(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One `BEGIN IMMEDIATE` transaction on the ledger (for `jobs.hook.queue`)."""
+        return self._tx()
+
+    def select(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Rows of a read-only query, as dicts (for `jobs.hook.queue`)."""
+        return [dict(r) for r in self._db.execute(sql, args).fetchall()]
 
     # ---- triggers (the Stop debounce) -----------------------------------------------
 
@@ -205,18 +272,16 @@ class HookLedger:
             )
 
     def latest_trigger(self, session_id: str) -> int:
-        row = self._db.execute(
-            "SELECT seq FROM hook_triggers WHERE session_id = ?", (session_id,)
-        ).fetchone()
+        row = self._one("SELECT seq FROM hook_triggers WHERE session_id = ?", (session_id,))
         return int(row[0]) if row else 0
 
     # ---- claims ---------------------------------------------------------------------
 
     def row(self, session_id: str, identity: str) -> dict[str, Any] | None:
-        found = self._db.execute(
+        found = self._one(
             "SELECT * FROM hook_sessions WHERE session_id = ? AND identity = ?",
             (session_id, identity),
-        ).fetchone()
+        )
         return dict(found) if found else None
 
     def claim(
@@ -235,14 +300,16 @@ class HookLedger:
         now = _now()
         with self._tx() as db:
             row = self.row(session_id, identity)
-            alive = row is not None and pid_alive(row["pid"])
+            # A claim of this very process left running is one whose close failed (the
+            # store was locked then): this process is not scoring it any more.
+            alive = row is not None and row["pid"] != os.getpid() and pid_alive(row["pid"])
             granted, reason = decide(
                 row, fingerprint, now=now, alive=alive, force=force, explicit=explicit
             )
             if not granted:
                 if (
                     row is not None
-                    and row["state"] == "running"
+                    and row["state"] in _WORKING
                     and row["fingerprint"] != fingerprint
                 ):
                     db.execute(
@@ -274,24 +341,15 @@ class HookLedger:
         Returns:
             (reserved, what automatic scoring spent or holds today without this session).
         """
-        horizon = (_now() - STALE_AFTER).isoformat()
         with self._tx() as db:
-            spent = db.execute(
-                "SELECT COALESCE(SUM(cost_usd), 0) FROM hook_spend WHERE day = ? AND automatic",
-                (today(),),
-            ).fetchone()[0]
-            held = db.execute(
-                "SELECT COALESCE(SUM(reserved_usd), 0) FROM hook_sessions WHERE state = "
-                "'running' AND started_at > ? AND NOT (session_id = ? AND identity = ?)",
-                (horizon, session_id, identity),
-            ).fetchone()[0]
-            if spent + held + estimate > cap:
-                return False, float(spent + held)
+            committed = committed_today(db, session_id, identity)
+            if committed + estimate > cap:
+                return False, committed
             db.execute(
                 "UPDATE hook_sessions SET reserved_usd = ? WHERE session_id = ? AND identity = ?",
                 (estimate, session_id, identity),
             )
-        return True, float(spent + held)
+        return True, committed
 
     def finish(
         self,
@@ -304,7 +362,9 @@ class HookLedger:
         cost_usd: float = 0.0,
         automatic: bool = True,
     ) -> str | None:
-        """Close this process's claim; returns a newer fingerprint to score, if one came."""
+        """Close this process's claim; returns a newer fingerprint to score, if one came.
+
+        `queued` keeps the time the session first joined the queue (the batch timer)."""
         now = _now()
         with self._tx() as db:
             row = self.row(session_id, identity)
@@ -313,10 +373,12 @@ class HookLedger:
             pending = row["pending"] if row else None
             db.execute(
                 "UPDATE hook_sessions SET state = ?, reason = ?, retry = ?, pending = NULL, "
-                "reserved_usd = 0, cost_usd = ?, runs = runs + ?, pid = NULL, updated_at = ? "
+                "reserved_usd = 0, cost_usd = ?, runs = runs + ?, pid = NULL, updated_at = ?, "
+                "queued_at = CASE WHEN ? THEN COALESCE(queued_at, ?) END "
                 "WHERE session_id = ? AND identity = ? AND pid = ?",
                 (state, reason, int(retry), cost_usd, int(state in ("scored", "unscored")),
-                 now.isoformat(), session_id, identity, os.getpid()),
+                 now.isoformat(), state == "queued", now.isoformat(), session_id, identity,
+                 os.getpid()),
             )  # fmt: skip
             if cost_usd > 0:
                 db.execute(
@@ -329,9 +391,8 @@ class HookLedger:
 
     def spent_today(self) -> float:
         """USD automatic scoring spent today (UTC)."""
-        return float(
-            self._db.execute(
-                "SELECT COALESCE(SUM(cost_usd), 0) FROM hook_spend WHERE day = ? AND automatic",
-                (today(),),
-            ).fetchone()[0]
+        row = self._one(
+            "SELECT COALESCE(SUM(cost_usd), 0) FROM hook_spend WHERE day = ? AND automatic",
+            (today(),),
         )
+        return float(row[0]) if row else 0.0

@@ -37,6 +37,9 @@ class HookPolicy:
     ignore_projects: tuple[str, ...] = ()
     judge: Literal["auto", "llm", "claude-code", "heuristic"] = "auto"
     push: bool = True
+    mode: Literal["direct", "batch"] = "direct"
+    batch_size: int = 5
+    batch_minutes: float = 30.0
 
     @classmethod
     def from_settings(cls, s: Settings) -> HookPolicy:
@@ -50,6 +53,9 @@ class HookPolicy:
             ignore_projects=_globs(s.hook_ignore_projects),
             judge=s.hook_judge,
             push=s.hook_push,
+            mode=s.hook_mode,
+            batch_size=s.hook_batch_size,
+            batch_minutes=s.hook_batch_minutes,
         )
 
     def refuse(self, request: HookRequest) -> str | None:
@@ -90,6 +96,18 @@ class HookPolicy:
                 f"the daily cost cap would be passed (spent ${spent_today:.2f} today + "
                 f"~${estimate:.2f} > SCORER_HOOK_DAILY_COST_CAP=${self.daily_cost_cap:.2f})"
             )
+        return None
+
+    def batch_due(self, waiting: int, oldest_wait: float) -> str | None:
+        """Why a queue of `waiting` sessions, the oldest queued `oldest_wait` seconds ago,
+        is sent as a Message Batch now, or None (it waits)."""
+        if waiting >= self.batch_size:
+            return f"{waiting} session(s) queued (SCORER_HOOK_BATCH_SIZE={self.batch_size})"
+        if waiting and oldest_wait >= self.batch_minutes * 60:
+            span = f"{oldest_wait:.0f} s" if oldest_wait < 120 else f"{oldest_wait / 60:.0f} min"
+            return f"the oldest waited {span} (SCORER_HOOK_BATCH_MINUTES={self.batch_minutes:g})"
+        if waiting and self.mode != "batch":
+            return "batch mode is off (SCORER_HOOK_MODE): the rest of the queue goes out"
         return None
 
 

@@ -4,14 +4,18 @@
     claim in the ledger → big enough? → LLM cost within today's cap? → judge → publish to the
     store (+ Langfuse) → close the claim (and go again if a newer transcript came in)
 
+In batch mode (`SCORER_HOOK_MODE=batch`, API key set) the claim ends `queued` instead, and
+a round of the queue follows (`jobs.hook.batch`: collect ended batches, send a due queue).
+
 Everything here reports through the `scorer.hook` logger and returns an `Outcome`; it
 never raises for a session it cannot score (a bad transcript, a judge failure): the
-caller is a detached process with nobody to show a traceback to.
+caller is a detached process with nobody to show a traceback to. When the store itself
+is the trouble (locked past SQLite's wait, broken), the job goes to the retry folder
+(`retry.RetryQueue`), with its card if it was judged, for the next hook run to finish.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -19,12 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from scorer.errors import CredentialsError, EmptySessionError, ScorerError, SourceError
+from scorer.errors import CredentialsError, EmptySessionError, ScorerError, SinkError, SourceError
+from scorer.jobs.hook.job_parts import fingerprint, locate, log_outcome
 from scorer.jobs.hook.ledger import HookLedger, State
 from scorer.jobs.hook.policy import HookPolicy, count_tool_calls
 from scorer.jobs.hook.request import HookRequest
+from scorer.jobs.hook.retry import MAX_ATTEMPTS, Deferred, RetryQueue, retry_dir
 
 if TYPE_CHECKING:
+    from scorer.jobs.hook.batch import HookBatches
     from scorer.live.final_state import FinalStateOptions
     from scorer.models import Scorecard, Session
     from scorer.prepare import Prepared
@@ -34,7 +41,7 @@ log = logging.getLogger("scorer.hook")
 
 OutcomeState = Literal[
     "scored", "unscored", "skipped", "capped", "failed", "refused", "busy", "unchanged",
-    "superseded",
+    "superseded", "queued", "submitted",
 ]  # fmt: skip
 
 
@@ -53,6 +60,11 @@ class HookEnv:
     """`claude` (or `SCORER_CLAUDE_BIN`) is there: the LLM judge can run on its login."""
     final_state: FinalStateOptions | None = None
     """Read the workspace's final state (`SCORER_FINAL_STATE`); None: not read."""
+
+    @property
+    def retries(self) -> RetryQueue:
+        """Jobs the store could not take, beside the store."""
+        return RetryQueue(retry_dir(self.store_path))
 
     @classmethod
     def from_settings(cls, s: Settings) -> HookEnv:
@@ -83,50 +95,17 @@ class Outcome:
     pushed: list[str] = field(default_factory=list)
     """Where the card went besides the store (Langfuse URLs)."""
     push_error: str | None = None
-
-
-def fingerprint(transcript: Path) -> str:
-    """A hash of the transcript and its subagent files: what makes a session "unchanged".
-
-    Raises:
-        SourceError: The transcript cannot be read.
-    """
-    digest = hashlib.sha256()
-    files = [
-        transcript,
-        *sorted((transcript.parent / transcript.stem / "subagents").glob("*.jsonl")),
-    ]
-    for path in files:
-        try:
-            with path.open("rb") as handle:
-                digest.update(path.name.encode() + b"\0")
-                digest.update(hashlib.file_digest(handle, "sha256").digest())
-        except OSError as exc:
-            if path == transcript:
-                raise SourceError(f"cannot read {transcript}: {exc.strerror or exc}") from exc
-    return digest.hexdigest()[:32]
-
-
-def locate(request: HookRequest, projects_root: Path) -> Path:
-    """The transcript file of a request (given, or found by session id).
-
-    Raises:
-        SourceError: It does not exist, is not a regular file, or the id is unknown.
-    """
-    if request.transcript is not None:
-        path = request.transcript
-        if not path.exists():
-            raise SourceError(f"transcript not found: {path}")
-        if not path.is_file():
-            raise SourceError(f"transcript is not a regular file: {path}")
-        return path
-    from scorer.sources import find_session
-
-    assert request.session_id  # a request has a transcript or a session id
-    return find_session(request.session_id, projects_root)
+    deferred: bool = False
+    """The store could not take it: it waits in the retry folder for the next hook run."""
 
 
 Route = Literal["llm", "claude-code", "heuristic"]
+_REFUSED: dict[str, OutcomeState] = {
+    "running": "busy",
+    "queued": "queued",
+    "submitted": "submitted",
+}
+"""The outcome of a claim refused because of the row's state (else `unchanged`)."""
 
 
 def judge_route(policy: HookPolicy, env: HookEnv) -> Route:
@@ -150,6 +129,8 @@ class HookJob:
             for an explicit request (`/score`, `--now`).
         rescore: Judge even an unchanged transcript.
         sleep: Waits of the Stop debounce (tests replace it).
+        deferred: The retry this job is (`retry.Deferred`): its tries so far, and the card
+            an earlier try judged but could not store, stored now if the work is the same.
     """
 
     def __init__(
@@ -161,21 +142,93 @@ class HookJob:
         enforce: bool = True,
         rescore: bool = False,
         sleep: Callable[[float], None] = time.sleep,
+        deferred: Deferred | None = None,
     ) -> None:
         self.request, self.policy, self.env = request, policy, env
         self.enforce, self.rescore, self.sleep = enforce, rescore, sleep
+        self.deferred = deferred
+        self.fingerprint: str | None = None
+        """The work being judged (set once it is known)."""
+        self.judged: Scorecard | None = None
+        """The card, once judged (kept for a retry if the store cannot take it)."""
         self.route: Route = judge_route(policy, env)
         self.kind: Literal["llm", "heuristic"] = "heuristic" if self.route == "heuristic" else "llm"
         self.model = env.model if self.kind == "llm" else None
+        # Queue for Message Batches: an API feature, so only with a key.
+        self.batch_mode = policy.mode == "batch" and self.route == "llm"
+        self.batch_mode = self.batch_mode and env.anthropic_configured
 
     def run(self) -> Outcome:
-        """Do the job; every failure becomes a logged `Outcome`, never an exception."""
+        """Do the job; every failure becomes a logged `Outcome`, never an exception.
+
+        A round of the Message Batches queue follows an automatic job, and precedes an
+        explicit one (so that `/score` shows a card that came in meanwhile).
+        """
+        if not self.enforce:
+            self._batch_round(send=False)
+        elif self.policy.mode == "batch" and not self.batch_mode:
+            log.info(
+                "%s: SCORER_HOOK_MODE=batch needs ANTHROPIC_API_KEY (Message Batches are "
+                "an API feature): judged directly by the %s judge", self.request.label(),
+                self.route,
+            )  # fmt: skip
         try:
             outcome = self._run()
+        except SinkError as exc:  # the store is locked or broken: the next hook run retries
+            outcome = self._defer(exc)
         except ScorerError as exc:  # before any claim: the transcript is missing, say
             outcome = Outcome("failed", str(exc), self.request.session_id)
-        _log_outcome(self.request, outcome)
+        log_outcome(self.request, outcome)
+        if self.enforce:
+            self._batch_round()
         return outcome
+
+    def _defer(self, exc: SinkError) -> Outcome:
+        """Keep the job (and its card, if judged) in the retry folder; one log line."""
+        card = self.judged.model_dump(mode="json") if self.judged is not None else None
+        job = Deferred.of(
+            self.request, enforce=self.enforce, why=str(exc), card=card,
+            fingerprint=self.fingerprint if card else None,
+            attempts=self.deferred.attempts + 1 if self.deferred else 1,
+        )  # fmt: skip
+        who = self.request.session_id
+        if job.attempts > MAX_ATTEMPTS:
+            return Outcome("failed", f"{exc}; given up after {MAX_ATTEMPTS} retries", who)
+        try:
+            self.env.retries.add(job)
+        except OSError as err:
+            return Outcome("failed", f"{exc}; and it cannot be kept for a retry: {err}", who)
+        kept = " (the judged card is kept)" if card else ""
+        reason = f"{exc}; the next hook run retries it{kept}"
+        return Outcome("failed", reason, who, deferred=True)
+
+    def _batch_round(self, *, send: bool = True) -> None:
+        """Collect ended batches and send a due queue, when batch mode is on or sessions
+        still wait from it (`/score` waits for another process's round briefly)."""
+        from scorer.jobs.hook.batch import LOCK_WAIT
+
+        def go(batches: HookBatches) -> None:
+            if self.batch_mode or batches.waiting() != (0, 0):
+                batches.round(send=send, wait=LOCK_WAIT if self.enforce else 10.0)
+
+        if self.env.anthropic_configured:
+            self._with_batches(go)
+
+    def linger(self) -> None:
+        """Batch mode: keep the queue's time (`HookBatches.keep_time`)."""
+        if self.batch_mode and self.enforce:
+            self._with_batches(lambda batches: batches.keep_time())
+
+    def _with_batches(self, use: Callable[[HookBatches], None]) -> None:
+        """Run `use` on the queue; a failure is logged (the next round tries again)."""
+        from scorer.jobs.hook.batch import HookBatches
+
+        try:
+            use(HookBatches(self.policy, self.env))
+        except ScorerError as exc:
+            log.warning("Message Batches: %s; the next hook tries again", exc)
+        except Exception as exc:  # a bug: keep the traceback in the log
+            log.exception("Message Batches: unexpected failure: %s", exc)
 
     def _run(self) -> Outcome:
         request = self.request
@@ -190,7 +243,8 @@ class HookJob:
             session_id = session.session_id
         with HookLedger(self.env.store_path) as ledger:
             seq = ledger.trigger(session_id, request.event)
-            if request.event == "Stop" and self._superseded(ledger, session_id, seq):
+            debounce = request.event == "Stop" and self.deferred is None
+            if debounce and self._superseded(ledger, session_id, seq):
                 return Outcome("superseded", "a later hook call for this session took over")
             while True:
                 outcome, again = self._claim_and_score(ledger, session_id, path, session)
@@ -236,14 +290,16 @@ class HookJob:
             fp = work_fingerprint(session)
         except (SourceError, EmptySessionError) as exc:
             unreadable, fp = exc, "bytes:" + fingerprint(path)
+        self.fingerprint = fp
         claim = ledger.claim(
             session_id, identity, fp, trigger=self.request.event, transcript=str(path),
             force=self.rescore, explicit=not self.enforce,
         )  # fmt: skip
         if not claim.granted:
-            state: OutcomeState = "busy" if claim.previous == "running" else "unchanged"
+            state = _REFUSED.get(claim.previous or "", "unchanged")
             return Outcome(state, claim.reason, session_id), False
-        log.info("%s: scoring %s (%s)", session_id, path, claim.reason)
+        verb = "queueing" if self.batch_mode and self.enforce else "scoring"
+        log.info("%s: %s %s (%s)", session_id, verb, path, claim.reason)
 
         def close(state: State, reason: str | None, **kw: Any) -> str | None:
             return ledger.finish(
@@ -253,7 +309,9 @@ class HookJob:
         try:
             if unreadable is not None:
                 raise unreadable
-            outcome = self._score(ledger, identity, session_id, path, session)
+            outcome = self._leased(ledger, identity, session_id, path, session)
+        except SinkError:  # the store: `run` keeps the job (and the card) for a retry, and
+            raise  # the claim left running is taken over then (its process is gone)
         except EmptySessionError as exc:  # opened and closed without a prompt: nothing to do
             close("skipped", str(exc))
             return Outcome("skipped", str(exc), session_id), False
@@ -270,7 +328,7 @@ class HookJob:
             raise
         cost = outcome.card.cost_usd if outcome.card is not None else 0.0
         newer = close(
-            cast(State, outcome.state),
+            "skipped" if outcome.state == "busy" else cast(State, outcome.state),
             outcome.reason or None,
             retry=outcome.state == "capped",
             cost_usd=cost,
@@ -279,6 +337,25 @@ class HookJob:
             log.info("%s: the transcript grew while it was judged; scoring it again", session_id)
             return outcome, True
         return outcome, False
+
+    def _leased(
+        self,
+        ledger: HookLedger,
+        identity: str,
+        session_id: str,
+        path: Path,
+        session: Session | None,
+    ) -> Outcome:
+        """`_score` under the session's lease in the store (`jobs.session_leases`): a
+        backfill or calibration of the same store that is scoring the session keeps it,
+        and this job skips it ("being scored by process N") instead of paying again."""
+        from scorer.jobs.session_leases import SessionLeases
+
+        with SessionLeases(self.env.store_path, "scorer hook") as leases:
+            holder = leases.take(session_id)
+            if holder is not None:
+                return Outcome("busy", holder.text(), session_id)
+            return self._score(ledger, identity, session_id, path, session)
 
     def _load(self, path: Path, session_id: str | None) -> Session:
         from scorer.sources import resolve_file
@@ -301,6 +378,11 @@ class HookJob:
         from scorer.live.final_state import add_final_state
         from scorer.prepare import PrepOptions
 
+        kept = self.deferred.card if self.deferred else None
+        if kept is not None and self.deferred and self.deferred.fingerprint == self.fingerprint:
+            from scorer.models import Scorecard
+
+            return self._publish(Scorecard.model_validate(kept))  # judged before: store it
         session = session or self._load(path, session_id)
         session.session_id = session_id
         if self.enforce:
@@ -309,6 +391,8 @@ class HookJob:
             )
             if why:
                 return Outcome("skipped", why, session_id)
+            if self.batch_mode:  # judged with the queue's next Message Batch
+                return Outcome("queued", "waiting for a Message Batch", session_id)
         session = add_final_state(session, self.env.final_state)  # after the work's fingerprint
         prepared = PrepOptions.from_settings(run_settings()).run(session)
         if self.kind == "llm" and self.enforce:
@@ -335,12 +419,10 @@ class HookJob:
         from scorer.jobs.score import judge_from_settings
         from scorer.jobs.setup import run_settings
         from scorer.jobs.step import judge_session
-        from scorer.sinks.base import ScoreSink, publish
-        from scorer.sinks.store import ScoreStore
 
         judge = judge_from_settings(
             self.route, run_settings(), model=self.model, effort=self.env.effort,
-            fallback_model=self.env.fallback_model,
+            fallback_model=self.env.fallback_model, sdk=False,
         )  # fmt: skip
         try:
             card = judge_session(prepared, judge).card  # the daily cap is the ledger's, above
@@ -351,6 +433,15 @@ class HookJob:
             card = judge_session(prepared, judge_from_settings("heuristic", run_settings())).card
         assert card is not None
         card.meta["trigger"] = self.request.event
+        self.judged = card
+        return self._publish(card)
+
+    def _publish(self, card: Scorecard) -> Outcome:
+        """The card to the store (+ Langfuse); a store failure raises `SinkError`."""
+        from scorer.sinks.base import ScoreSink, publish
+        from scorer.sinks.store import ScoreStore
+
+        self.judged = card
         with ScoreStore(self.env.store_path) as store:
             sinks: list[ScoreSink] = [store]
             if card.status == "scored" and self.policy.push and self.env.langfuse_configured:
@@ -363,32 +454,3 @@ class HookJob:
         if not done.ok:
             outcome.push_error = done.problem()
         return outcome
-
-
-def _log_outcome(request: HookRequest, outcome: Outcome) -> None:
-    """One line per job in the hook log."""
-    who = outcome.session_id or request.label()
-    card = outcome.card
-    if card is not None and outcome.state == "scored":
-        where = "; Langfuse: " + ", ".join(outcome.pushed) if outcome.pushed else ""
-        log.info(
-            "%s: scored by %s%s: overall %.2f, $%.4f%s",
-            who, card.judge, f" ({card.model})" if card.model else "", card.overall or 0.0,
-            card.cost_usd, where,
-        )  # fmt: skip
-        if outcome.push_error:
-            log.warning(
-                "%s: %s; the card is in the store, `scorer scores push` sends it later",
-                who, outcome.push_error,
-            )  # fmt: skip
-    elif outcome.state == "unscored" or (
-        outcome.state == "failed" and not _routine(request, outcome)
-    ):
-        log.warning("%s: %s: %s", who, outcome.state, outcome.reason)
-    else:
-        log.info("%s: %s: %s", who, outcome.state, outcome.reason)
-
-
-def _routine(request: HookRequest, outcome: Outcome) -> bool:
-    """A session that ended before Claude Code wrote a transcript (opened and closed)."""
-    return request.automatic and outcome.reason.startswith("transcript not found")

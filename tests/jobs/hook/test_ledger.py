@@ -36,6 +36,10 @@ def _row(state: str, fingerprint: str = "fp1", **kw) -> dict:
         (_row("failed", reason="bad file"), False, False, False, "since it failed (bad file)"),
         (_row("failed", retry=1), False, False, True, "retrying after failed"),
         (_row("capped"), False, False, True, "retrying after capped"),
+        (_row("queued"), False, False, False, "already queued for a Message Batch"),
+        (_row("queued", "fp0"), False, False, True, "the transcript changed"),
+        (_row("submitted", batch_id="mb_1"), False, False, False, "in Message Batch mb_1"),
+        (_row("submitted", "fp0", batch_id="mb_1"), False, True, False, "in Message Batch"),
     ],
 )
 def test_decide(row, alive, force, granted, why):
@@ -45,10 +49,11 @@ def test_decide(row, alive, force, granted, why):
 
 @pytest.mark.parametrize(
     ("state", "granted"),
-    [("scored", False), ("unscored", False), ("skipped", True), ("capped", True), ("failed", True)],
-)
+    [("scored", False), ("unscored", False), ("skipped", True), ("capped", True), ("failed", True),
+     ("queued", True), ("submitted", False)],
+)  # fmt: skip
 def test_an_explicit_request_stops_only_at_a_card_of_this_transcript(state, granted):
-    row = _row(state, reason="x")
+    row = _row(state, reason="x", batch_id="mb_1")
     assert decide(row, "fp1", now=NOW, alive=False, force=False, explicit=True)[0] is granted
 
 
@@ -136,3 +141,30 @@ def test_a_file_that_is_not_a_database_is_a_sink_error(tmp_path):
     path.write_bytes(b"not a database at all" * 100)
     with pytest.raises(SinkError, match="cannot open the hook ledger"):
         HookLedger(path)
+
+
+def test_the_batch_queue_reserves_at_batch_prices_and_requeues_what_grew(ledger):
+    from scorer.jobs.hook.queue import BatchQueue
+
+    queue = BatchQueue(ledger)
+    for sid, fp in (("s-1", "fp1"), ("s-2", "fp2")):
+        ledger.claim(sid, ID, fp, trigger="SessionEnd", transcript=f"/{sid}.jsonl")
+        assert ledger.finish(sid, ID, "queued") is None
+    waiting = queue.rows("queued")
+    assert [r["session_id"] for r in waiting] == ["s-1", "s-2"] and queue.oldest() is not None
+    assert queue.submit(waiting[0], "fp1b", 0.6, cap=1.0) == (True, 0.0)
+    assert queue.submit(waiting[1], "fp2", 0.6, cap=1.0) == (False, pytest.approx(0.6))
+    assert ledger.row("s-2", ID)["state"] == "capped" and ledger.row("s-2", ID)["retry"] == 1
+    claim = ledger.claim("s-1", ID, "fp1c", trigger="SessionEnd", transcript="/s-1.jsonl")
+    assert not claim.granted and ledger.row("s-1", ID)["pending"] == "fp1c"
+    newer = queue.collected("s-1", ID, "scored", reason=None, cost_usd=0.25, batch_id="mb_1")
+    assert newer == "fp1c"
+    row = ledger.row("s-1", ID)
+    assert (row["state"], row["fingerprint"], row["runs"], row["reserved_usd"]) == (
+        "queued",
+        "fp1c",
+        1,
+        0,
+    )
+    assert ledger.spent_today() == pytest.approx(0.25)
+    assert queue.keep(datetime.now(UTC)) and not queue.release()  # s-1 waits: keep going

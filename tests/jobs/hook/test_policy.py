@@ -32,6 +32,9 @@ def test_defaults_and_every_knob_from_the_environment(monkeypatch):
         "SCORER_HOOK_IGNORE_PROJECTS": "*/secret-*",
         "SCORER_HOOK_JUDGE": "heuristic",
         "SCORER_HOOK_PUSH": "0",
+        "SCORER_HOOK_MODE": "batch",
+        "SCORER_HOOK_BATCH_SIZE": "20",
+        "SCORER_HOOK_BATCH_MINUTES": "90",
     }.items():
         monkeypatch.setenv(name, value)
     get_settings.cache_clear()
@@ -45,6 +48,9 @@ def test_defaults_and_every_knob_from_the_environment(monkeypatch):
         ignore_projects=("*/secret-*",),
         judge="heuristic",
         push=False,
+        mode="batch",
+        batch_size=20,
+        batch_minutes=90.0,
     )
 
 
@@ -55,6 +61,8 @@ def test_defaults_and_every_knob_from_the_environment(monkeypatch):
         ("SCORER_HOOK_JUDGE", "gpt"),
         ("SCORER_HOOK_DAILY_COST_CAP", "-1"),
         ("SCORER_HOOK_MIN_TOOL_CALLS", "many"),
+        ("SCORER_HOOK_MODE", "later"),
+        ("SCORER_HOOK_BATCH_SIZE", "0"),
     ],
 )
 def test_a_bad_value_names_its_variable(monkeypatch, name, value):
@@ -97,6 +105,17 @@ def test_size_and_cost_decisions_say_why():
         "SCORER_HOOK_DAILY_COST_CAP=$1.00)"
     )
     assert HookPolicy(daily_cost_cap=0).over_cap(0, 0.01) is not None
+
+
+def test_a_batch_queue_is_due_at_its_size_or_its_age():
+    policy = HookPolicy(mode="batch", batch_size=3, batch_minutes=30)
+    assert policy.batch_due(2, 29 * 60) is None
+    assert policy.batch_due(3, 0) == "3 session(s) queued (SCORER_HOOK_BATCH_SIZE=3)"
+    assert policy.batch_due(1, 31 * 60) == (
+        "the oldest waited 31 min (SCORER_HOOK_BATCH_MINUTES=30)"
+    )
+    assert policy.batch_due(0, 10**6) is None
+    assert HookPolicy(mode="direct").batch_due(1, 0) is not None  # left from batch mode
 
 
 def test_tool_calls_are_counted_with_the_subagents(cc_projects):

@@ -182,3 +182,19 @@ def test_a_broken_store_file_is_a_logged_failure(transcript, clean_env, caplog):
         outcome = _job(transcript, clean_env).run()
     assert outcome.state == "failed" and "cannot open the hook ledger" in outcome.reason
     assert any("cannot open the hook ledger" in r.getMessage() for r in caplog.records)
+
+
+def test_a_session_a_backfill_is_scoring_is_left_to_it(transcript, clean_env):
+    """One writer per session across processes (issue 33 item 1): the hook skips a session
+    whose lease another live process holds, and the next hook call for the same transcript
+    does not judge it either (the other process stores it)."""
+    from tests.jobs.test_one_writer import LeaseHolder
+
+    with LeaseHolder(get_settings().store_path, HOOK_ID) as holder:
+        outcome = _job(transcript, clean_env).run()
+        assert outcome.state == "busy" and outcome.card is None
+        assert outcome.reason == f"being scored by process {holder.pid} (score-backfill)"
+        with ScoreStore() as store:
+            assert store.latest(HOOK_ID) is None
+        assert _job(transcript, clean_env).run().state == "unchanged"
+    assert _job(transcript, clean_env, rescore=True).run().state == "scored"  # gone: free
