@@ -16,6 +16,7 @@ Within one process, a session is held by one caller at a time too.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -29,6 +30,8 @@ from scorer.errors import SinkError
 from scorer.jobs.leases import is_alive, my_token
 
 __all__ = ["Holder", "SessionLeases"]
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS session_leases (
@@ -119,13 +122,20 @@ class SessionLeases:
         with _mine_guard:
             if session_id not in self._taken:
                 return
-            with self._tx() as db:
-                db.execute(
-                    "DELETE FROM session_leases WHERE session_id = ? AND owner = ?",
-                    (session_id, my_token(self.path)),
-                )
-            self._taken.discard(session_id)
-            _mine.discard((self._key, session_id))
+            try:
+                with self._tx() as db:
+                    db.execute(
+                        "DELETE FROM session_leases WHERE session_id = ? AND owner = ?",
+                        (session_id, my_token(self.path)),
+                    )
+            except sqlite3.Error as exc:
+                # The store is locked or broken: the row stays, naming this process's
+                # token, so this process may take it again and others may once it ends.
+                log.warning("session %s: its lease stays until this process ends: %s",
+                            session_id, exc)  # fmt: skip
+            finally:
+                self._taken.discard(session_id)
+                _mine.discard((self._key, session_id))
 
     def holder(self, session_id: str) -> Holder | None:
         """The live process other than this one holding the session's lease (a dry run
@@ -145,9 +155,11 @@ class SessionLeases:
 
     def close(self) -> None:
         """Give back every lease still held (a run that stopped early) and close."""
-        for session_id in list(self._taken):
-            self.release(session_id)
-        self._db.close()
+        try:
+            for session_id in list(self._taken):
+                self.release(session_id)
+        finally:
+            self._db.close()
 
     def __enter__(self) -> SessionLeases:
         return self

@@ -187,7 +187,7 @@ def test_a_keyless_dry_run_says_why_there_is_no_estimate(tmp_path):
         "no cost estimate: ANTHROPIC_API_KEY is not set, so this would run the offline "
         "heuristic judge, which makes no API calls ($0); --judge llm --dry-run prices the LLM "
         "judge"
-    ) in session.stdout
+    ) in " ".join(session.stdout.split())  # wrapped to the terminal's width
     llm = subprocess.run(
         [script("score-session"), str(DEMO), "--dry-run", "--judge", "llm"],
         env=env,

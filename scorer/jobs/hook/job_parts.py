@@ -12,7 +12,7 @@ from scorer.errors import SourceError
 from scorer.jobs.hook.request import HookRequest
 
 if TYPE_CHECKING:
-    from scorer.jobs.hook.worker import Outcome
+    from scorer.jobs.hook.outcome import Outcome
 
 log = logging.getLogger("scorer.hook")
 

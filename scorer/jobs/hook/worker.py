@@ -19,13 +19,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from scorer.errors import CredentialsError, EmptySessionError, ScorerError, SinkError, SourceError
 from scorer.jobs.hook.job_parts import fingerprint, locate, log_outcome
 from scorer.jobs.hook.ledger import HookLedger, State
+from scorer.jobs.hook.outcome import Outcome, OutcomeState
 from scorer.jobs.hook.policy import HookPolicy, count_tool_calls
 from scorer.jobs.hook.request import HookRequest
 from scorer.jobs.hook.retry import MAX_ATTEMPTS, Deferred, RetryQueue, retry_dir
@@ -38,11 +39,6 @@ if TYPE_CHECKING:
     from scorer.settings import Settings
 
 log = logging.getLogger("scorer.hook")
-
-OutcomeState = Literal[
-    "scored", "unscored", "skipped", "capped", "failed", "refused", "busy", "unchanged",
-    "superseded", "queued", "submitted",
-]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -82,21 +78,6 @@ class HookEnv:
             fallback_model=s.fallback_model or None,
             final_state=FinalStateOptions.from_settings(s),
         )
-
-
-@dataclass
-class Outcome:
-    """What one job did."""
-
-    state: OutcomeState
-    reason: str = ""
-    session_id: str | None = None
-    card: Scorecard | None = None
-    pushed: list[str] = field(default_factory=list)
-    """Where the card went besides the store (Langfuse URLs)."""
-    push_error: str | None = None
-    deferred: bool = False
-    """The store could not take it: it waits in the retry folder for the next hook run."""
 
 
 Route = Literal["llm", "claude-code", "heuristic"]

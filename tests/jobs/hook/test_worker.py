@@ -127,7 +127,7 @@ def test_push_to_langfuse_as_session_scores(transcript, clean_env, monkeypatch):
     with FakeLangfuse() as fake:
         outcome = _job(transcript, clean_env).run()
         assert outcome.state == "scored" and outcome.push_error is None
-        assert {s: len(i) for s, i in fake.session_score_ids().items()} == {HOOK_ID: 7}
+        assert {s: len(i) for s, i in fake.session_score_ids().items()} == {HOOK_ID: 8}  # + p(goal)
         assert outcome.pushed and HOOK_ID in outcome.pushed[0]
         not_pushed = _job(transcript, clean_env, policy=HookPolicy(push=False), rescore=True)
         assert not_pushed.run().pushed == []
