@@ -56,6 +56,12 @@ class _SilentServer:
         self.sock.close()
 
 
+def ctrl_c_as_in_a_terminal() -> None:
+    """In the child: SIGINT as a terminal gives it. A test run started in the background
+    by a non-interactive shell (`pytest &`) ignores SIGINT, and its children inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _script(name: str) -> str:
     path = Path(sys.executable).parent / name
     if not path.exists():
@@ -100,6 +106,7 @@ def test_ctrl_c_while_the_judge_waits_ends_with_one_line_and_130(argv, tmp_path)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)

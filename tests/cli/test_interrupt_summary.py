@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_interrupt import ctrl_c_as_in_a_terminal
 from tests.conftest import REPO, TERMINAL_BENCH, require
 from tests.fakes.anthropic import FakeJudgeServer
 from tests.jobs.helpers import make_projects
@@ -67,7 +68,13 @@ class Terminal:
     def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
         self.master, slave = pty.openpty()
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, cwd=REPO
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=REPO,
+            preexec_fn=ctrl_c_as_in_a_terminal,
         )
         os.close(slave)
         self.chunks: list[bytes] = []
