@@ -20,6 +20,7 @@ from scorer.jobs.backfill import BackfillOptions, run_backfill
 from scorer.jobs.ledger import Ledger
 from scorer.jobs.score import score_session
 from scorer.judge.rubric import default_rubric
+from scorer.langfuse_client import make_client as make_langfuse_client
 from scorer.models import Scorecard
 from scorer.settings import get_settings
 from scorer.sinks.base import publish
@@ -58,7 +59,7 @@ def refused(wire: list[Exchange]) -> list[Exchange]:
 def score(session_id: str, *, push: bool = True) -> Scorecard:
     """`score-session <id> --source langfuse --judge heuristic [--push]`, in process."""
     source = resolve(session_id, source="langfuse", options=SourceOptions())
-    _, card = score_session(source, judge="heuristic")
+    card = score_session(source, judge="heuristic", sinks=[]).card
     if push:
         done = publish(card, [LangfuseSink()])
         assert done.ok, done.problem()
@@ -150,8 +151,9 @@ def test_backfill_discovers_scores_and_verifies(uploaded, on_real_server, wire):
     for sid in uploaded.ids.values():
         assert {r["name"] for r in session_scores(on_real_server, sid)} == NAMES
         assert langfuse_has_scores(
-            None, sid, rubric_version=RUBRIC.version, model=None, judge="heuristic"
-        )
+            make_langfuse_client(), sid, rubric_version=RUBRIC.version, model=None,
+            judge="heuristic",
+        )  # fmt: skip
     assert refused(wire) == []
     from typer.testing import CliRunner
 
@@ -165,7 +167,7 @@ def test_a_refused_list_falls_back_once_and_is_remembered(uploaded, on_real_serv
     """Force the list body (as for an unknown version): the real server refuses it once,
     the card goes one score per request, and the next process sends no list at all."""
     sid = uploaded.ids["fasthooks"]
-    langfuse_caps.capabilities(on_real_server.url).score_write = "list"
+    langfuse_caps.capabilities(make_langfuse_client()).score_write = "list"
     result = push_scorecard(score(sid, push=False))
     assert result.ok and result.path == "single" and len(result.accepted) == 8
     lists = [x.status for x in wire if x.method == "POST" and x.url.endswith("/scores")]
@@ -184,7 +186,7 @@ def test_legacy_reads_match_v2(uploaded, on_real_server, name):
     still serves in dual write mode, give the same session as the v2 read."""
     sid = uploaded.ids[name]
     v2 = resolve(sid, source="langfuse", options=SourceOptions()).load()
-    langfuse_caps.capabilities(on_real_server.url).observations_v2 = False
+    langfuse_caps.capabilities(make_langfuse_client()).observations_v2 = False
     legacy = resolve(sid, source="langfuse", options=SourceOptions()).load()
     assert [e.kind for e in legacy.events] == [e.kind for e in v2.events]
     assert [e.tool_name for e in legacy.events] == [e.tool_name for e in v2.events]
