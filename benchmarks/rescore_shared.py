@@ -4,7 +4,7 @@ The "before" is the same script run on an older checkout (it only uses `resolve`
 and `judge_prepared`, which every version since the checklist has), so a judge change shows
 as a per-dimension shift over the same real sessions:
 
-    git -C /work/main archive OLD | tar -x -C /tmp/old
+    git archive OLD | tar -x -C /tmp/old   # from the checkout
     PYTHONPATH=/tmp/old .venv/bin/python benchmarks/rescore_shared.py --out /tmp/before.json
     .venv/bin/python benchmarks/rescore_shared.py --out /tmp/after.json --compare /tmp/before.json
 
