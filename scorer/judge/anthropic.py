@@ -453,7 +453,7 @@ class AnthropicJudge(RequestFit):
         except Exception as e:
             if not is_api_error(e):  # the SDK's errors only; a transport's are typed
                 raise
-            raise api_failure(e, self.context_window) from e  # type: ignore[arg-type]
+            raise api_failure(e, self.context_window) from e
 
     def _all_notes(self, settler: CallSettler, requests: list[dict[str, Any]]) -> list[ChunkNotes]:
         def one(indexed: tuple[int, dict[str, Any]]) -> ChunkNotes:

@@ -23,7 +23,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeGuard, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
@@ -33,6 +33,8 @@ from scorer.retry import RetryDecision, RetryKind, parse_retry_after
 
 if TYPE_CHECKING:
     from types import ModuleType
+
+    from scorer.judge.sdk import anthropic
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +80,7 @@ def _sdk() -> ModuleType | None:
     return sys.modules.get("anthropic")
 
 
-def is_api_error(exc: BaseException) -> bool:
+def is_api_error(exc: BaseException) -> TypeGuard[anthropic.APIError]:
     """An SDK `APIError` (False without importing the SDK when it is not loaded)."""
     anthropic = _sdk()
     return anthropic is not None and isinstance(exc, anthropic.APIError)
