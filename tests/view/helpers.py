@@ -6,6 +6,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,3 +52,32 @@ def browser() -> Iterator[Any]:
             yield driver
         finally:
             driver.quit()
+
+
+def write_view(path: Path) -> Path:
+    """`scorer view -o PATH` over the test's store; PATH, written."""
+    from typer.testing import CliRunner
+
+    from scorer.cli.main import app
+
+    result = CliRunner().invoke(app, ["view", "-o", str(path)])
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+def wait(driver: Any, condition: Any, timeout: float = 10) -> Any:
+    """Wait until `condition(driver)` is truthy. A re-render can replace an element between
+    finding it and reading it, and `css(...)[0]` before the element exists is an
+    IndexError: both are asked again."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ignored = (NoSuchElementException, StaleElementReferenceException, IndexError)
+    return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
+
+
+def css(driver: Any, selector: str) -> list[Any]:
+    """The elements `selector` matches (none: an empty list)."""
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, selector)

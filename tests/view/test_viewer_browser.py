@@ -7,13 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from scorer.cli.main import app
 from scorer.models import EvidenceRef, SessionInfo, TimelineEvent
 from scorer.sinks.store import ScoreStore
 from tests.sinks.cards import make_card
-from tests.view.helpers import browser, require_browser
+from tests.view.helpers import browser, require_browser, wait, write_view
 
 pytestmark = pytest.mark.slow
 BIG = 1_000
@@ -29,18 +27,8 @@ def _write_view(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     with ScoreStore() as store:
         ids = {"short-1": store.save(short), "big-1": store.save(big)}
     out = tmp_path / "view.html"
-    result = CliRunner().invoke(app, ["view", "-o", str(out)])
-    assert result.exit_code == 0, result.stderr
+    write_view(out)
     return out, ids
-
-
-def _wait(driver, condition, timeout: float = 10):
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    # A re-render can replace an element between finding it and reading it: ask again.
-    ignored = (NoSuchElementException, StaleElementReferenceException)
-    return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
 
 
 def _visible_in_pane(driver, element) -> bool:
@@ -59,16 +47,14 @@ def test_clicking_evidence_highlights_the_event_with_its_quote(clean_env, tmp_pa
     page, ids = _write_view(tmp_path)
     with browser() as driver:
         driver.get(page.as_uri())
-        rows = _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#index-body tr.row"))
+        rows = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#index-body tr.row"))
         assert len(rows) == 2
         driver.find_element(By.CSS_SELECTOR, f'a[href="#/run/{ids["short-1"]}"]').click()
-        link = _wait(
-            driver, lambda d: d.find_element(By.CSS_SELECTOR, 'a.ev-link[data-event="12"]')
-        )
+        link = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, 'a.ev-link[data-event="12"]'))
         assert "3 passed" in link.find_element(By.XPATH, "..").text  # quote beside the score
-        _wait(driver, lambda d: d.find_elements(By.ID, "ev-12"))
+        wait(driver, lambda d: d.find_elements(By.ID, "ev-12"))
         link.click()
-        event = _wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#ev-12.hl"))
+        event = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#ev-12.hl"))
         assert "event text 12" in event.text
         assert "3 passed" in event.find_element(By.CSS_SELECTOR, ".cite").text
         assert _visible_in_pane(driver, event)
@@ -83,21 +69,21 @@ def test_fragment_takes_the_same_path_and_timelines_render_lazily(clean_env, tmp
     page, ids = _write_view(tmp_path)
     with browser() as driver:
         driver.get(f"{page.as_uri()}#/run/{ids['big-1']}")
-        _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline .ev"))
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline .ev"))
         assert len(driver.find_elements(By.CSS_SELECTOR, "#timeline .ev")) < BIG  # lazy
         assert not driver.find_elements(By.ID, "ev-900")
         driver.find_element(By.CSS_SELECTOR, 'a.ev-link[data-event="900"]').click()
-        event = _wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#ev-900.hl"))
+        event = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#ev-900.hl"))
         assert "ran pytest -x" in event.text and _visible_in_pane(driver, event)
         # Opening the URL of an evidence link directly does exactly what the click did.
         driver.get("about:blank")
         driver.get(f"{page.as_uri()}#/run/{ids['short-1']}/e/12")
-        event = _wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#ev-12.hl"))
+        event = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#ev-12.hl"))
         assert "3 passed" in event.text and _visible_in_pane(driver, event)
         # A cited event that was never rendered says so instead of failing silently.
         driver.find_element(By.CSS_SELECTOR, 'a.ev-link[data-event="99"]').click()
         missing = "#99 is not in the stored timeline"
-        notes = _wait(
+        notes = wait(
             driver,
             lambda d: [
                 n for n in d.find_elements(By.CSS_SELECTOR, "#timeline .cite") if missing in n.text
@@ -114,14 +100,14 @@ def test_index_filters_sort_and_trends(clean_env, tmp_path) -> None:
     page, _ = _write_view(tmp_path)
     with browser() as driver:
         driver.get(page.as_uri())
-        _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#index-body tr.row"))
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#index-body tr.row"))
         Select(driver.find_element(By.ID, "f-project")).select_by_value("beta")
         rows = driver.find_elements(By.CSS_SELECTOR, "#index-body tr.row")
         assert len(rows) == 1 and "beta" in rows[0].text
         driver.find_element(By.ID, "f-q").send_keys("no-such-session")
         assert "0 of 2" in driver.find_element(By.ID, "index-count").text
         driver.find_element(By.CSS_SELECTOR, 'header a[data-view="trends"]').click()
-        plots = _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#trends .plot svg"))
+        plots = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#trends .plot svg"))
         assert len(plots) == 7 and driver.find_element(By.ID, "trends").is_displayed()
 
 
@@ -130,7 +116,7 @@ def test_empty_store_says_so(clean_env, tmp_path) -> None:
     from selenium.webdriver.common.by import By
 
     out = tmp_path / "empty.html"
-    assert CliRunner().invoke(app, ["view", "-o", str(out)]).exit_code == 0
+    write_view(out)
     with browser() as driver:
         driver.get(out.as_uri())
         text = driver.find_element(By.ID, "empty").text
@@ -157,10 +143,10 @@ def test_checklist_statuses_and_a_contradicting_goal_are_shown(clean_env, tmp_pa
     with ScoreStore() as store:
         run_id = store.save(card)
     out = tmp_path / "view.html"
-    assert CliRunner().invoke(app, ["view", "-o", str(out)]).exit_code == 0
+    write_view(out)
     with browser() as driver:
         driver.get(out.as_uri() + f"#/run/{run_id}")
-        warn = _wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, ".card .conflict"))
+        warn = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, ".card .conflict"))
         assert "implies partial" in warn.text
         items = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "li.req")]
         assert items == ["[likely met] write /app/out.txt", "[not attempted] serve on port 3000"]

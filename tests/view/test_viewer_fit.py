@@ -14,13 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from scorer.cli.main import app
 from scorer.models import SessionInfo, TimelineEvent
 from scorer.sinks.store import ScoreStore
 from tests.sinks.cards import make_card
-from tests.view.helpers import browser, require_browser
+from tests.view.helpers import browser, css, require_browser, wait, write_view
 
 pytestmark = pytest.mark.slow
 
@@ -56,23 +54,8 @@ def _write_view(tmp_path: Path) -> tuple[str, list[int]]:
             card.attach_timeline([TimelineEvent(1, 0, "#1 USER: explore the maze")])
             ids.append(store.save(card))
     out = tmp_path / "view.html"
-    result = CliRunner().invoke(app, ["view", "-o", str(out)])
-    assert result.exit_code == 0, result.stderr
+    write_view(out)
     return out.as_uri(), ids
-
-
-def _wait(driver, condition, timeout: float = 10):
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    ignored = (NoSuchElementException, StaleElementReferenceException, IndexError)
-    return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
-
-
-def _css(driver, selector: str):
-    from selenium.webdriver.common.by import By
-
-    return driver.find_elements(By.CSS_SELECTOR, selector)
 
 
 OVERFLOW = """
@@ -98,7 +81,7 @@ def test_the_index_fits_and_long_model_ids_wrap(clean_env, tmp_path, width) -> N
     with browser() as driver:
         driver.set_window_size(width, 900)
         driver.get(page)
-        _wait(driver, lambda d: len(_css(d, "#index-body tr.row")) == 3)
+        wait(driver, lambda d: len(css(d, "#index-body tr.row")) == 3)
         found = driver.execute_script(OVERFLOW)
         assert found == {"page": 0, "wraps": 0, "beyond": [], "cut": []}, (width, found)
         # the model id is there whole, inside its cell and the window: on several lines
@@ -118,7 +101,7 @@ def test_the_index_fits_and_long_model_ids_wrap(clean_env, tmp_path, width) -> N
         if width == 1280:
             assert shown[0][1] > 1, shown
         # every column's header is on screen, the last one included
-        heads = [th.text for th in _css(driver, "#index-head th") if th.is_displayed()]
+        heads = [th.text for th in css(driver, "#index-head th") if th.is_displayed()]
         assert heads[-1] in ("rec.", "out"), heads
         assert driver.get_log("browser") == []
 
@@ -139,17 +122,17 @@ def test_a_link_to_a_run_the_file_does_not_hold_says_so(clean_env, tmp_path, fra
     with browser() as driver:
         driver.set_window_size(1280, 900)
         driver.get(page + fragment.format(a=ids[0]))
-        note = _wait(
-            driver, lambda d: next((e for e in _css(d, "#missing") if e.is_displayed()), None)
+        note = wait(
+            driver, lambda d: next((e for e in css(d, "#missing") if e.is_displayed()), None)
         )
         assert says in note.text
         assert "3 runs" in note.text and "scorer view" in note.text  # what it holds, how to redo
-        assert not _css(driver, "#index")[0].is_displayed()
+        assert not css(driver, "#index")[0].is_displayed()
         note.find_element("css selector", "a").click()  # back to the index
-        _wait(driver, lambda d: _css(d, "#index")[0].is_displayed())
-        assert len(_css(driver, "#index-body tr.row")) == 3
+        wait(driver, lambda d: css(d, "#index")[0].is_displayed())
+        assert len(css(driver, "#index-body tr.row")) == 3
         # a run that is there still opens
         driver.get(f"{page}#/run/{ids[1]}")
-        _wait(driver, lambda d: _css(d, "#session")[0].is_displayed())
-        assert not _css(driver, "#missing")[0].is_displayed()
+        wait(driver, lambda d: css(d, "#session")[0].is_displayed())
+        assert not css(driver, "#missing")[0].is_displayed()
         assert driver.get_log("browser") == []

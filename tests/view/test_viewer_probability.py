@@ -10,13 +10,11 @@ from pathlib import Path
 from statistics import mean
 
 import pytest
-from typer.testing import CliRunner
 
-from scorer.cli.main import app
 from scorer.models import SessionInfo, TimelineEvent
 from scorer.sinks.store import ScoreStore
 from tests.sinks.cards import make_card
-from tests.view.helpers import browser, require_browser
+from tests.view.helpers import browser, css, require_browser, wait, write_view
 
 pytestmark = pytest.mark.slow
 
@@ -68,28 +66,13 @@ def _write_view(tmp_path: Path) -> tuple[str, dict[str, int]]:
             card.attach_timeline([TimelineEvent(1, 0, "#1 USER: fix it")])
             ids[sid] = store.save(card)
     out = tmp_path / "view.html"
-    result = CliRunner().invoke(app, ["view", "-o", str(out)])
-    assert result.exit_code == 0, result.stderr
+    write_view(out)
     return out.as_uri(), ids
-
-
-def _wait(driver, condition, timeout: float = 10):
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    ignored = (NoSuchElementException, StaleElementReferenceException, IndexError)
-    return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
-
-
-def _css(driver, selector: str):
-    from selenium.webdriver.common.by import By
-
-    return driver.find_elements(By.CSS_SELECTOR, selector)
 
 
 def _index_p(driver) -> list[str]:
     """The index rows' probability cells, top to bottom."""
-    return [td.text for td in _css(driver, '#index-body td[data-score="goal_probability"]')]
+    return [td.text for td in css(driver, '#index-body td[data-score="goal_probability"]')]
 
 
 def _row(table, name: str) -> list[str]:
@@ -104,28 +87,28 @@ def test_the_index_sorts_filters_and_averages_the_probability(clean_env, tmp_pat
     page, _ = _write_view(tmp_path)
     with browser() as driver:
         driver.get(page)
-        _wait(driver, lambda d: len(_css(d, "#index-body tr.row")) == 6)
-        head = _css(driver, 'th[data-sort="goal_probability"]')[0]
+        wait(driver, lambda d: len(css(d, "#index-body tr.row")) == 6)
+        head = css(driver, 'th[data-sort="goal_probability"]')[0]
         assert head.get_attribute("title") == "goal_probability"
-        summary = _css(driver, '#index-summary td[data-score="goal_probability"]')[0]
+        summary = css(driver, '#index-summary td[data-score="goal_probability"]')[0]
         known = [p for *_, p in SESSIONS if p is not None] + [HEURISTIC_P]
         assert summary.text == f"{mean(known):.2f}"
         assert "5 runs: the expected success rate" in summary.get_attribute("title")
         head.click()  # descending first; a run without one goes last either way
         assert _index_p(driver) == ["0.91", "0.73", "0.46", "0.40", "0.12", "–"]
-        _css(driver, 'th[data-sort="goal_probability"]')[0].click()
+        css(driver, 'th[data-sort="goal_probability"]')[0].click()
         assert _index_p(driver) == ["0.12", "0.40", "0.46", "0.73", "0.91", "–"]
-        _css(driver, "#f-pmin")[0].send_keys("0.4")
-        _css(driver, "#f-pmax")[0].send_keys("0.8")
+        css(driver, "#f-pmin")[0].send_keys("0.4")
+        css(driver, "#f-pmax")[0].send_keys("0.8")
         assert _index_p(driver) == ["0.40", "0.46", "0.73"]
-        assert "3 runs" in _css(driver, "#index-summary")[0].text
+        assert "3 runs" in css(driver, "#index-summary")[0].text
         url = driver.current_url
         assert "pmin=0.4" in url and "pmax=0.8" in url and "sort=goal_probability" in url
         driver.get("about:blank")
         driver.get(url)  # the range survives a reload and a shared link
-        _wait(driver, lambda d: _css(d, "#index-body tr.row"))
+        wait(driver, lambda d: css(d, "#index-body tr.row"))
         assert _index_p(driver) == ["0.40", "0.46", "0.73"]
-        assert _css(driver, "#f-pmin")[0].get_attribute("value") == "0.4"
+        assert css(driver, "#f-pmin")[0].get_attribute("value") == "0.4"
         assert driver.get_log("browser") == []
 
 
@@ -134,27 +117,27 @@ def test_the_card_page_shows_the_probability_with_its_second_opinions(clean_env,
     page, ids = _write_view(tmp_path)
     with browser() as driver:
         driver.get(f"{page}#/run/{ids['p-settled']}")
-        row = _wait(driver, lambda d: _css(d, "#score-goal_probability")[0])
+        row = wait(driver, lambda d: css(d, "#score-goal_probability")[0])
         above = driver.execute_script("return arguments[0].previousElementSibling.id", row)
         assert above == "score-goal_achievement"  # beside goal_achievement
         assert row.find_element("css selector", ".chip").text == "0.73"
         assert "by the fitted model 2026-11-28.2" in row.text
-        opinions = {li.get_attribute("data-kind"): li.text for li in _css(driver, "#opinions li")}
+        opinions = {li.get_attribute("data-kind"): li.text for li in css(driver, "#opinions li")}
         assert opinions == {
             "first": "first verdict 0.61",
             "sample": "sample 0.80 → complete",
             "adversarial": "adversarial 0.78 → partial",
         }
-        relabel = _css(driver, "#score-goal_probability .relabel")[0].text
+        relabel = css(driver, "#score-goal_probability .relabel")[0].text
         assert relabel == "goal_achievement follows from it: complete (the judge said partial)"
         # A card without second opinions shows the probability alone; an old card, no row.
         driver.get(f"{page}#/run/{ids['p-hi']}")
-        row = _wait(driver, lambda d: _css(d, "#score-goal_probability")[0])
+        row = wait(driver, lambda d: css(d, "#score-goal_probability")[0])
         assert row.find_element("css selector", ".chip").text == "0.91"
-        assert not _css(driver, "#opinions") and not _css(driver, ".relabel")
+        assert not css(driver, "#opinions") and not css(driver, ".relabel")
         driver.get(f"{page}#/run/{ids['p-none']}")
-        _wait(driver, lambda d: _css(d, "#score-goal_achievement"))
-        assert not _css(driver, "#score-goal_probability")
+        wait(driver, lambda d: css(d, "#score-goal_achievement"))
+        assert not css(driver, "#score-goal_probability")
         assert driver.get_log("browser") == []
 
 
@@ -163,17 +146,17 @@ def test_two_runs_and_two_cohorts_compare_the_expected_success_rate(clean_env, t
     page, ids = _write_view(tmp_path)
     with browser() as driver:
         driver.get(f"{page}#/compare/{ids['p-settled-heuristic']}/{ids['p-settled']}")
-        table = _wait(driver, lambda d: _css(d, "#compare table.cmp")[0])
+        table = wait(driver, lambda d: css(d, "#compare table.cmp")[0])
         assert _row(table, "goal_probability") == ["goal_probability", "0.40", "0.73", "+0.33"]
         driver.get(f"{page}#/cohorts?by=agent&a=model-a&b=model-b")
-        table = _wait(driver, lambda d: _css(d, "#cohorts table.cmp")[0])
+        table = wait(driver, lambda d: css(d, "#cohorts table.cmp")[0])
         row = _row(table, "goal_probability")
         # A: p-low and p-mid (p-none has none); B: p-hi and p-settled's newest run.
         assert row[1:6] == [f"{mean([0.12, 0.46]):.2f}", "2", f"{mean([0.91, 0.7312]):.2f}",
                             "2", "+0.53"]  # fmt: skip
         assert _row(table, "overall_quality")[2] == "3"  # every session counts there
         assert row[7:] == ["", ""]  # no label counts for a probability
-        assert "expected success rate" in _css(driver, "#cohorts p.muted")[0].text
+        assert "expected success rate" in css(driver, "#cohorts p.muted")[0].text
         assert driver.get_log("browser") == []
 
 
@@ -182,7 +165,7 @@ def test_the_trend_plots_include_the_expected_success_rate(clean_env, tmp_path) 
     page, _ = _write_view(tmp_path)
     with browser() as driver:
         driver.get(f"{page}#/trends")
-        plot = _wait(driver, lambda d: _css(d, '.plot[data-plot="goal_probability"]')[0])
+        plot = wait(driver, lambda d: css(d, '.plot[data-plot="goal_probability"]')[0])
         assert "expected success rate" in plot.find_element("css selector", "h3").text
         titles = driver.execute_script(
             "return [...arguments[0].querySelectorAll('circle title')].map(t => t.textContent)",
@@ -193,7 +176,7 @@ def test_the_trend_plots_include_the_expected_success_rate(clean_env, tmp_path) 
             f"2026-W45: {mean([0.12, 0.46]):.3f} (n=2)",
             f"2026-W46: {mean([0.91, 0.7312]):.3f} (n=2)",
         ]
-        assert "p(goal)" in _css(driver, "#trends table")[0].text
+        assert "p(goal)" in css(driver, "#trends table")[0].text
         assert driver.get_log("browser") == []
 
 
@@ -206,7 +189,7 @@ def test_the_probability_pages_fit_800_px(clean_env, tmp_path, fragment) -> None
     with browser() as driver:
         driver.set_window_size(800, 900)
         driver.get(page + fragment.format(settled=ids["p-settled"]))
-        _wait(driver, lambda d: _css(d, "main section:not(.hidden) table"))
+        wait(driver, lambda d: css(d, "main section:not(.hidden) table"))
         sideways = driver.execute_script(
             "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )

@@ -11,14 +11,12 @@ from pathlib import Path
 from statistics import mean
 
 import pytest
-from typer.testing import CliRunner
 
-from scorer.cli.main import app
 from scorer.judge.rubric import OVERALL
 from scorer.models import EvidenceRef, RequirementCheck, Scorecard, SessionInfo, TimelineEvent
 from scorer.sinks.store import ScoreStore
 from tests.sinks.cards import make_card
-from tests.view.helpers import browser, require_browser
+from tests.view.helpers import browser, css, require_browser, wait, write_view
 
 pytestmark = pytest.mark.slow
 
@@ -103,24 +101,8 @@ def _store() -> dict[str, int]:
 def _write_view(tmp_path: Path) -> tuple[str, dict[str, int]]:
     ids = _store()
     out = tmp_path / "view.html"
-    result = CliRunner().invoke(app, ["view", "-o", str(out)])
-    assert result.exit_code == 0, result.stderr
+    write_view(out)
     return out.as_uri(), ids
-
-
-def _wait(driver, condition, timeout: float = 10):
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    # `_css(...)[0]` before the element exists is an IndexError: wait on, like the others.
-    ignored = (NoSuchElementException, StaleElementReferenceException, IndexError)
-    return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
-
-
-def _css(driver, selector: str):
-    from selenium.webdriver.common.by import By
-
-    return driver.find_elements(By.CSS_SELECTOR, selector)
 
 
 def _row_scores(table) -> dict[str, list[str]]:
@@ -145,18 +127,18 @@ def test_two_runs_of_one_session_side_by_side_from_a_selection_kept_in_the_url(
     a, b = str(ids["first"]), str(ids["second"])
     with browser() as driver:
         driver.get(page)
-        _wait(driver, lambda d: _css(d, "#index-body tr.row"))
-        assert not _css(driver, "#compare-go")[0].is_enabled()
+        wait(driver, lambda d: css(d, "#index-body tr.row"))
+        assert not css(driver, "#compare-go")[0].is_enabled()
         for run in (a, b):
-            _css(driver, f'input.pick[data-run="{run}"]')[0].click()
+            css(driver, f'input.pick[data-run="{run}"]')[0].click()
         assert driver.current_url.endswith(f"#/?sel={a}%2C{b}")
         driver.refresh()  # the selection survives a reload (and a shared link)
-        _wait(driver, lambda d: _css(d, "#index-body tr.row"))
-        assert all(_css(driver, f'input.pick[data-run="{r}"]')[0].is_selected() for r in (a, b))
-        _css(driver, "#compare-go")[0].click()
-        table = _wait(driver, lambda d: _css(d, "#compare table.cmp")[0])
+        wait(driver, lambda d: css(d, "#index-body tr.row"))
+        assert all(css(driver, f'input.pick[data-run="{r}"]')[0].is_selected() for r in (a, b))
+        css(driver, "#compare-go")[0].click()
+        table = wait(driver, lambda d: css(d, "#compare table.cmp")[0])
         assert driver.current_url.endswith(f"#/compare/{a}/{b}")
-        assert "Two runs of “Fix the date parser”" in _css(driver, "#compare h2")[0].text
+        assert "Two runs of “Fix the date parser”" in css(driver, "#compare h2")[0].text
         scores = _row_scores(table)
         assert scores["goal_achievement"][1:3] == ["partial", "complete"]
         goal = _norm({}, "goal_achievement") - _norm(
@@ -166,19 +148,19 @@ def test_two_runs_of_one_session_side_by_side_from_a_selection_kept_in_the_url(
         tools = _norm({}, "tool_efficiency") - _norm({"tool_efficiency": 2}, "tool_efficiency")
         assert scores["tool_efficiency"][3] == f"+{tools:.2f}"
         assert scores["context_efficiency"][3] == "±0.00"
-        why = _css(driver, "#why-tool_efficiency")[0].text
+        why = css(driver, "#why-tool_efficiency")[0].text
         assert "one failing test left at #3" in why and "the tests pass at #6" in why
         # the quote's flattened newline (⏎) is a real line break
         assert "cd app\npytest -x" in why
-        link = _css(driver, '#why-tool_efficiency a.ev-link[data-event="2"]')[0]
+        link = css(driver, '#why-tool_efficiency a.ev-link[data-event="2"]')[0]
         link.click()
-        event = _wait(driver, lambda d: _css(d, "#ev-2.hl")[0])
+        event = wait(driver, lambda d: css(d, "#ev-2.hl")[0])
         assert driver.current_url.endswith(f"#/run/{b}/e/2")
         # the session page offers the other run for comparison
-        other = _css(driver, "#other-runs a.cmp-link")[0]
-        assert "heuristic" in _css(driver, "#other-runs")[0].text
+        other = css(driver, "#other-runs a.cmp-link")[0]
+        assert "heuristic" in css(driver, "#other-runs")[0].text
         other.click()
-        _wait(driver, lambda d: _css(d, "#compare table.cmp"))
+        wait(driver, lambda d: css(d, "#compare table.cmp"))
         assert driver.current_url.endswith(f"#/compare/{b}/{a}")
         assert event is not None and driver.get_log("browser") == []
 
@@ -192,12 +174,12 @@ def test_two_cohorts_with_per_dimension_differences(clean_env, tmp_path) -> None
     cards = [make_card("x", values={"goal_achievement": g, "output_quality": 2 + i}) for i, g in enumerate(goals)]  # fmt: skip
     with browser() as driver:
         driver.get(f"{page}#/?project=billing")
-        _wait(driver, lambda d: _css(d, "#index-body tr.row"))
-        Select(_css(driver, "#c-by")[0]).select_by_value("agent")
-        assert Select(_css(driver, "#c-a")[0]).first_selected_option.text == "model-a"
-        assert Select(_css(driver, "#c-b")[0]).first_selected_option.text == "model-b"
-        _css(driver, "#c-go")[0].click()
-        table = _wait(driver, lambda d: _css(d, "#cohorts table.cmp")[0])
+        wait(driver, lambda d: css(d, "#index-body tr.row"))
+        Select(css(driver, "#c-by")[0]).select_by_value("agent")
+        assert Select(css(driver, "#c-a")[0]).first_selected_option.text == "model-a"
+        assert Select(css(driver, "#c-b")[0]).first_selected_option.text == "model-b"
+        css(driver, "#c-go")[0].click()
+        table = wait(driver, lambda d: css(d, "#cohorts table.cmp")[0])
         assert "by=agent&a=model-a&b=model-b" in driver.current_url
         assert "project=billing" in driver.current_url  # the index filters apply
         scores = _row_scores(table)
@@ -212,12 +194,12 @@ def test_two_cohorts_with_per_dimension_differences(clean_env, tmp_path) -> None
         assert scores["goal_achievement"][8] == "complete 2"
         # the same comparison by week, opened from its URL
         driver.get(f"{page}#/cohorts?by=week&a=2026-W45&b=2026-W46&project=billing")
-        table = _wait(driver, lambda d: _css(d, "#cohorts table.cmp")[0])
+        table = wait(driver, lambda d: css(d, "#cohorts table.cmp")[0])
         assert _row_scores(table)[OVERALL][2] == "2"
-        assert "2026-W45 vs 2026-W46" in _css(driver, "#cohorts h2")[0].text
+        assert "2026-W45 vs 2026-W46" in css(driver, "#cohorts h2")[0].text
         # two rubric-like cohorts over the same session are paired
         driver.get(f"{page}#/cohorts?by=judge&a=heuristic&b=llm%20claude-sonnet-5-5&project=dates")
-        table = _wait(driver, lambda d: _css(d, "#cohorts table.cmp")[0])
+        table = wait(driver, lambda d: css(d, "#cohorts table.cmp")[0])
         assert _row_scores(table)["tool_efficiency"][6].endswith("(1)")
         assert driver.get_log("browser") == []
 
@@ -229,33 +211,32 @@ def test_filters_sort_and_summary_row_survive_a_reload(clean_env, tmp_path) -> N
     page, _ = _write_view(tmp_path)
     with browser() as driver:
         driver.get(page)
-        _wait(driver, lambda d: _css(d, "#index-body tr.row"))
-        Select(_css(driver, "#f-project")[0]).select_by_value("billing")
-        _css(driver, 'th[data-sort="overall_quality"]')[0].click()  # descending first
-        _css(driver, 'th[data-sort="overall_quality"]')[0].click()  # then ascending
+        wait(driver, lambda d: css(d, "#index-body tr.row"))
+        Select(css(driver, "#f-project")[0]).select_by_value("billing")
+        css(driver, 'th[data-sort="overall_quality"]')[0].click()  # descending first
+        css(driver, 'th[data-sort="overall_quality"]')[0].click()  # then ascending
         url = driver.current_url
         assert url.endswith("#/?project=billing&sort=overall_quality&asc=1"), url
-        before = [r.text for r in _css(driver, "#index-body tr.row")]
+        before = [r.text for r in css(driver, "#index-body tr.row")]
         driver.get("about:blank")
         driver.get(url)
-        _wait(driver, lambda d: _css(d, "#index-body tr.row"))
-        assert [r.text for r in _css(driver, "#index-body tr.row")] == before
-        assert Select(_css(driver, "#f-project")[0]).first_selected_option.text == "billing"
+        wait(driver, lambda d: css(d, "#index-body tr.row"))
+        assert [r.text for r in css(driver, "#index-body tr.row")] == before
+        assert Select(css(driver, "#f-project")[0]).first_selected_option.text == "billing"
         assert (
-            _css(driver, 'th[data-sort="overall_quality"]')[0].get_attribute("class")
-            == "sorted asc"
+            css(driver, 'th[data-sort="overall_quality"]')[0].get_attribute("class") == "sorted asc"
         )
         assert len(before) == 4 and "cohort task 0" in before[0]  # the lowest first
-        summary = _css(driver, "#index-summary")[0]
+        summary = css(driver, "#index-summary")[0]
         assert "4 runs" in summary.text
         goals = ["failed", "partial", "complete", "complete"]
         cards = [make_card("x", values={"goal_achievement": g, "output_quality": 2 + i}) for i, g in enumerate(goals)]  # fmt: skip
-        cell = _css(driver, f'#index-summary td[data-score="{OVERALL}"]')[0]
+        cell = css(driver, f'#index-summary td[data-score="{OVERALL}"]')[0]
         assert cell.text == f"{mean(c.scores[OVERALL].normalized for c in cards):.2f}"
-        _css(driver, "#f-q")[0].send_keys("task 3")
+        css(driver, "#f-q")[0].send_keys("task 3")
         assert driver.current_url.endswith("&q=task+3") or "q=task+3" in driver.current_url
-        assert "1 run" in _css(driver, "#index-summary")[0].text
-        assert "1 of 6 runs" in _css(driver, "#index-count")[0].text
+        assert "1 run" in css(driver, "#index-summary")[0].text
+        assert "1 of 6 runs" in css(driver, "#index-count")[0].text
 
 
 def test_timeline_filters_folded_outputs_line_breaks_and_checklist(clean_env, tmp_path) -> None:
@@ -264,27 +245,27 @@ def test_timeline_filters_folded_outputs_line_breaks_and_checklist(clean_env, tm
 
     page, ids = _write_view(tmp_path)
     run = ids["second"]
-    shown = lambda d: [e.get_attribute("data-event") for e in _css(d, "#timeline .ev")]  # noqa: E731
+    shown = lambda d: [e.get_attribute("data-event") for e in css(d, "#timeline .ev")]  # noqa: E731
     with browser() as driver:
         driver.get(f"{page}#/run/{run}")
-        _wait(driver, lambda d: len(shown(d)) == 8)
-        _css(driver, '#tl-tools button[data-filter="errors"]')[0].click()
+        wait(driver, lambda d: len(shown(d)) == 8)
+        css(driver, '#tl-tools button[data-filter="errors"]')[0].click()
         assert shown(driver) == ["3"]
         assert driver.current_url.endswith(f"#/run/{run}?show=errors")
-        _css(driver, '#tl-tools button[data-filter="tools"]')[0].click()
+        css(driver, '#tl-tools button[data-filter="tools"]')[0].click()
         assert shown(driver) == ["2", "4", "5", "7"]
-        Select(_css(driver, "#tl-dim")[0]).select_by_value("ev:tool_efficiency")
+        Select(css(driver, "#tl-dim")[0]).select_by_value("ev:tool_efficiency")
         assert shown(driver) == ["2"]
         driver.get("about:blank")
         driver.get(f"{page}#/run/{run}?show=errors")  # the filter is in the URL
-        _wait(driver, lambda d: shown(d) == ["3"])
+        wait(driver, lambda d: shown(d) == ["3"])
         # real line breaks: a tool call's flattened newlines and a JSON input's `\n`
-        _css(driver, '#tl-tools button[data-filter="tools"]')[0].click()
-        assert "cd app ⏎\n" in _css(driver, "#ev-2 pre")[0].text
-        assert '"select 1\nfrom t"' in _css(driver, "#ev-7 pre")[0].text.replace("    ", "")
+        css(driver, '#tl-tools button[data-filter="tools"]')[0].click()
+        assert "cd app ⏎\n" in css(driver, "#ev-2 pre")[0].text
+        assert '"select 1\nfrom t"' in css(driver, "#ev-7 pre")[0].text.replace("    ", "")
         # an evidence link to an event the filter hides shows everything again
-        _css(driver, '#score-goal_achievement a.ev-link[data-event="6"]')[0].click()
-        event = _wait(driver, lambda d: _css(d, "#ev-6.hl")[0])
+        css(driver, '#score-goal_achievement a.ev-link[data-event="6"]')[0].click()
+        event = wait(driver, lambda d: css(d, "#ev-6.hl")[0])
         assert len(shown(driver)) == 8
         # ... and unfolds the long output the quote is in
         assert "line 33 of the test log" in event.text
@@ -293,18 +274,18 @@ def test_timeline_filters_folded_outputs_line_breaks_and_checklist(clean_env, tm
         pre = event.find_element("css selector", "pre")
         assert "line 9 of" in pre.text and "line 10 of" not in pre.text  # the first 10 lines
         assert "▾ show 31 more lines" in event.text
-        _css(driver, "#tl-expand")[0].click()
-        assert "line 40 of the test log" in _css(driver, "#ev-6")[0].text
+        css(driver, "#tl-expand")[0].click()
+        assert "line 40 of the test log" in css(driver, "#ev-6")[0].text
         # the checklist: statuses, the conflict and the evidence with its quote
-        checklist = _css(driver, "#checklist")[0].text
+        checklist = css(driver, "#checklist")[0].text
         assert "requirement checklist (1/2 met)" in checklist
         assert "checklist conflict: goal is complete but a requirement is unmet" in checklist
         assert "[met] fix the date parser" in checklist
         assert "[unmet] keep the CLI flags (detail)" in checklist
         assert "#6 40 checks pass" in checklist
-        assert "does not follow the checklist" in _css(driver, "#score-goal_achievement")[0].text
-        _css(driver, '#checklist a.ev-link[data-event="6"]')[0].click()
-        cite = _wait(driver, lambda d: _css(d, "#ev-6.hl .cite")[0])
+        assert "does not follow the checklist" in css(driver, "#score-goal_achievement")[0].text
+        css(driver, '#checklist a.ev-link[data-event="6"]')[0].click()
+        cite = wait(driver, lambda d: css(d, "#ev-6.hl .cite")[0])
         assert "requirement “fix the date parser” (met)" in cite.text
         assert driver.get_log("browser") == []
 
@@ -327,8 +308,8 @@ def test_every_page_fits_the_width_without_breaking_ids_or_dates(
         for fragment in fragments:
             driver.get("about:blank")
             driver.get(page + fragment)
-            _wait(driver, lambda d: d.execute_script("return document.readyState") == "complete")
-            _wait(driver, lambda d: _css(d, "main section:not(.hidden) *"))
+            wait(driver, lambda d: d.execute_script("return document.readyState") == "complete")
+            wait(driver, lambda d: css(d, "main section:not(.hidden) *"))
             sideways = driver.execute_script(
                 "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
             )
