@@ -151,3 +151,14 @@ def terminal_bench_all() -> Path:
 @pytest.fixture
 def big_session() -> Path:
     return require(BIG_SESSION)
+
+
+@pytest.fixture
+def claude() -> str:
+    """The real Claude Code CLI (`tests.fakes.claude_code.claude_binary`), or a skip."""
+    from tests.fakes.claude_code import claude_binary
+
+    binary = claude_binary()
+    if binary is None:
+        pytest.skip("Claude Code CLI not installed (.ci/run installs it into .ci/claude-code)")
+    return binary

@@ -30,7 +30,7 @@ from scorer.retry import RetryKind
 from scorer.sources import resolve
 from tests.conftest import REPO
 from tests.fakes.anthropic import valid_scoring_payload
-from tests.fakes.claude_code import ClaudeCodeAPI, claude_binary
+from tests.fakes.claude_code import ClaudeCodeAPI
 
 PARAMS = {
     "model": "claude-sonnet-5-5",
@@ -140,14 +140,6 @@ def test_the_command_line_asks_for_no_tools_no_hooks_no_history_and_the_schema()
 
 
 # --- the real CLI against a loopback API -------------------------------------------------
-
-
-@pytest.fixture
-def claude() -> str:
-    binary = claude_binary()
-    if binary is None:
-        pytest.skip("Claude Code CLI not installed (.ci/run installs it into .ci/claude-code)")
-    return binary
 
 
 def logged_in_home(tmp_path: Path) -> Path:

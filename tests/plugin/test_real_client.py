@@ -23,20 +23,12 @@ import pytest
 from scorer.models import Scorecard
 from scorer.sinks.store import ScoreStore
 from tests.conftest import REPO
-from tests.fakes.claude_code import ClaudeCodeAPI, claude_binary
+from tests.fakes.claude_code import ClaudeCodeAPI
 from tests.jobs.hook.helpers import SCORER, ledger, log_text, stored_runs, wait_for
 from tests.plugin.helpers import BASE_PATH, PLUGIN_DIR
 
 WAIT = 240.0
 """Seconds to wait for a hook's result (its worker runs `claude -p` for the judge)."""
-
-
-@pytest.fixture
-def claude() -> str:
-    binary = claude_binary()
-    if binary is None:
-        pytest.skip("Claude Code CLI not installed (.ci/run installs it into .ci/claude-code)")
-    return binary
 
 
 class User:
