@@ -13,7 +13,7 @@ Only `benchmarks/validity.py fit` calls this, with dev rows only; the result is 
 
 from __future__ import annotations
 
-import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,12 +95,10 @@ def out_of_fold(rows: Sequence[Row], features: Sequence[str], c: float) -> list[
 
 
 def log_loss(y: Sequence[int], p: Sequence[float]) -> float:
-    """Mean negative log likelihood (probabilities clipped at 1e-4)."""
-    eps = 1e-4
-    return -sum(
-        yi * math.log(max(eps, pi)) + (1 - yi) * math.log(max(eps, 1 - pi))
-        for yi, pi in zip(y, p, strict=True)
-    ) / max(1, len(y))
+    """Mean negative log likelihood, probabilities clipped to [1e-4, 1 - 1e-4] (sklearn)."""
+    from sklearn.metrics import log_loss as sk_log_loss
+
+    return float(sk_log_loss(y, np.clip(p, 1e-4, 1 - 1e-4), labels=[0, 1]))
 
 
 def fit(rows: Sequence[Row], candidates: Sequence[Sequence[str]]) -> tuple[Fitted, list[str]]:
@@ -156,11 +154,13 @@ def fit_rule(
 
 
 def balanced_accuracy(y: Sequence[int], predicted: Sequence[bool]) -> float:
-    """Mean of the true-positive and true-negative rates (0.5 when a class is absent)."""
-    pos = [bool(p) for yi, p in zip(y, predicted, strict=True) if yi]
-    neg = [not p for yi, p in zip(y, predicted, strict=True) if not yi]
-    rates = [sum(s) / len(s) for s in (pos, neg) if s]
-    return sum(rates) / len(rates) if rates else 0.5
+    """Mean of the true-positive and true-negative rates (sklearn; over the classes `y`
+    holds)."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    with warnings.catch_warnings():  # one class only: the mean over the one rate
+        warnings.simplefilter("ignore")
+        return float(balanced_accuracy_score([bool(v) for v in y], [bool(v) for v in predicted]))
 
 
 def fit_band(
