@@ -120,7 +120,7 @@ def _add_second_opinions(est: Estimate, judge: AnthropicJudge, *, scoring_input:
     )
     est.cost_usd += share * judge.pricing.cost_usd(one, judge.model)
     est.output_tokens += round(share * one.output_tokens)
-    est.input_tokens += round(share * scoring_input)  # the cache write; reads are not charged
+    est.input_tokens += round(share * scoring_input)  # the cache write (reads: priced above)
 
 
 class Estimator:
