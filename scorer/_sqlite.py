@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -44,11 +45,38 @@ def connect(path: Path) -> sqlite3.Connection:
     In WAL mode with `synchronous=NORMAL` a commit survives a killed process; only an OS
     crash can lose the last few commits.
     """
-    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
     db.row_factory = sqlite3.Row
-    db.execute("PRAGMA journal_mode=WAL")
+    _patiently(lambda: db.execute("PRAGMA journal_mode=WAL"))
     db.execute("PRAGMA synchronous=NORMAL")
     return db
+
+
+BUSY_SECONDS = 30.0
+"""How long a connection waits for another process's lock."""
+
+
+def _patiently(step: Callable[[], object], seconds: float = BUSY_SECONDS) -> None:
+    """Run `step`, again while SQLite answers "locked" at once, up to `seconds`.
+
+    Switching a file to WAL, or opening one whose WAL another process is setting up,
+    can fail with SQLITE_BUSY without SQLite's busy handler ever waiting: several
+    processes opening a new store together (two backfills, a backfill and the hook) saw
+    "database is locked" about once in 30 starts of six.
+    """
+    deadline = time.monotonic() + seconds
+    pause = 0.01
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(0.25, pause * 2)
 
 
 @contextmanager

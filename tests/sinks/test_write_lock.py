@@ -3,7 +3,10 @@ of one process hand over at once instead of meeting SQLite's sleeping busy handl
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+
+import pytest
 
 from scorer._sqlite import write_lock
 from scorer.jobs.ledger import Ledger
@@ -76,3 +79,37 @@ def test_many_threads_write_both_tables_without_a_lost_write(tmp_path):
     assert ledger.states() == dict.fromkeys(ids, "stored")
     assert {r["attempts"] for r in ledger.rows()} == {1}
     assert {store.latest(sid).session_id for sid in ids} == set(ids)
+
+
+def test_a_store_switched_to_wal_while_another_process_holds_it_is_asked_again(monkeypatch):
+    """SQLITE_BUSY that SQLite's busy handler never waited for (a new store opened by
+    several processes at once) is asked again, for up to the busy timeout; any other
+    error is raised at once."""
+    from scorer import _sqlite
+
+    monkeypatch.setattr(_sqlite.time, "sleep", lambda s: None)
+    answers = iter([sqlite3.OperationalError("database is locked")] * 3 + [None])
+    calls = []
+
+    def step():
+        calls.append(1)
+        answer = next(answers)
+        if answer is not None:
+            raise answer
+
+    _sqlite._patiently(step)
+    assert len(calls) == 4
+
+    def fails(message: str):
+        def step():
+            calls.append(1)
+            raise sqlite3.OperationalError(message)
+
+        return step
+
+    calls.clear()
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        _sqlite._patiently(fails("disk I/O error"))
+    assert len(calls) == 1
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        _sqlite._patiently(fails("database is locked"), seconds=0)
